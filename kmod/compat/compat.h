@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Force-included into every krpc object (see kmod/Kbuild).  config.h holds
+ * the KRPC_HAVE_* answers of the compile probes in probes/; the shims below
+ * are the only place where kernel differences are handled.
+ */
+#ifndef KRPC_COMPAT_H
+#define KRPC_COMPAT_H
+
+#include "config.h"
+#include <linux/module.h>
+#include <linux/export.h>
+
+/* Symbol namespace: a bare identifier up to 6.12, a string from 6.13. */
+#ifdef KRPC_HAVE_NS_UNQUOTED
+#define KRPC_EXPORT(sym)	EXPORT_SYMBOL_NS_GPL(sym, KRPC)
+#define KRPC_IMPORT_NS()	MODULE_IMPORT_NS(KRPC)
+#else
+#define KRPC_EXPORT(sym)	EXPORT_SYMBOL_NS_GPL(sym, "KRPC")
+#define KRPC_IMPORT_NS()	MODULE_IMPORT_NS("KRPC")
+#endif
+
+/* vma->vm_flags became read-only to modules in 6.3. */
+#ifndef KRPC_HAVE_VM_FLAGS_SET
+#include <linux/mm.h>
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+#endif /* KRPC_COMPAT_H */

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shell helpers shared by tools/vm/run, tools/check and tools/vm-demo.
+
+vm_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+vm_cache=$vm_top/tools/vm/cache
+
+# Kernel-log lines that fail a run.  The taint from an unsigned out-of-tree
+# module ("module verification failed", "loading out-of-tree module") is
+# expected and not matched.
+VM_SPLAT_RE='Oops|BUG:|WARNING:|Call Trace:|general protection fault|'\
+'kernel BUG|KASAN|UBSAN|kmemleak:.*new suspected|unreferenced object|'\
+'possible circular locking|possible recursive locking|inconsistent lock state|'\
+'lockdep|rcu_sched self-detected|rcu: INFO|RCU stall|detected stall|'\
+'blocked for more than|soft lockup|hard LOCKUP|list_add corruption|'\
+'list_del corruption|Kernel panic|refcount_t:|DEBUG_LOCKS_WARN_ON|ODEBUG:'
+
+# Print the splat lines of a kernel log (with a little context); status 0
+# when there is at least one.
+vm_splats() {
+	grep -E -A12 "$VM_SPLAT_RE" "$1"
+}
+
+# Set rel, kdir, bzimage and modroot for a kernel name: 6.1, 6.12, a full
+# release unpacked in the cache, or "debug".
+vm_resolve_kernel() {
+	local k=$1 dir line
+	if [ "$k" = debug ]; then
+		local out
+		out=$("$vm_top/tools/vm/debug-kernel/build" --print) || {
+			echo "vm: the debug kernel is not built (tools/vm/debug-kernel/build)" >&2
+			return 1
+		}
+		while read -r line; do
+			case "$line" in
+			KDIR=*)    kdir=${line#KDIR=} ;;
+			BZIMAGE=*) bzimage=${line#BZIMAGE=} ;;
+			MODROOT=*) modroot=${line#MODROOT=} ;;
+			RELEASE=*) rel=${line#RELEASE=} ;;
+			esac
+		done <<< "$out"
+		return 0
+	fi
+	if [ -d "$vm_cache/$k" ]; then
+		dir=$vm_cache/$k
+	else
+		dir=$(ls -d "$vm_cache/$k".* 2>/dev/null | sort -V | tail -n1)
+	fi
+	if [ -z "$dir" ] || [ ! -f "$dir/.done" ]; then
+		echo "vm: kernel '$k' is not unpacked (run tools/setup)" >&2
+		return 1
+	fi
+	rel=$(basename "$dir")
+	kdir=$dir/kdir
+	bzimage=$dir/root/boot/vmlinuz-$rel
+	modroot=$dir/root
+}
+
+# (Re)build the initramfs for the resolved kernel when missing or older
+# than the scripts that make it.
+vm_initramfs() {
+	local out=$1 f
+	mkdir -p "$(dirname "$out")"
+	if [ -f "$out" ]; then
+		for f in mkinitramfs initramfs-init; do
+			[ "$vm_top/tools/vm/$f" -nt "$out" ] && { rm -f "$out"; break; }
+		done
+	fi
+	[ -f "$out" ] && return 0
+	"$vm_top/tools/vm/mkinitramfs" "$modroot" "$rel" "$out"
+}
