@@ -7,6 +7,7 @@
 #   make W=1 / C=1       extra warnings / sparse, passed to Kbuild
 #   make check           run every test in QEMU guests on 6.1 and 6.12
 #   make vm-demo         build, boot, load and exercise krpc in the test bed
+#   make bench           benchmark report: Documentation/performance.rst
 #   make lint            checkpatch, sparse and kernel-doc over kmod/
 #   sudo make install    install krpc.ko (updates/), libkrpc and headers
 #
@@ -78,6 +79,9 @@ lint: kdir-check
 
 vm-demo: setup
 	$(top)/tools/vm-demo
+
+bench: setup
+	$(top)/tools/bench/run
 
 install: modules lib
 	$(MAKE) -C $(KDIR) M=$(BUILD) INSTALL_MOD_DIR=updates modules_install
