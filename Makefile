@@ -6,6 +6,8 @@
 #   make KDIR=/path      build against other kernel headers or a kernel tree
 #   make W=1 / C=1       extra warnings / sparse, passed to Kbuild
 #   make check           run every test in QEMU guests on 6.1 and 6.12
+#   make check-debug     the same on a KASAN/lockdep/kmemleak 6.1 kernel,
+#                        built once from linux-source into ~/.cache/krpc
 #   make vm-demo         build, boot, load and exercise krpc in the test bed
 #   make bench           benchmark report: Documentation/performance.rst
 #   make lint            checkpatch, sparse and kernel-doc over kmod/
@@ -72,6 +74,7 @@ check: setup
 	$(top)/tools/check
 
 check-debug: setup
+	$(top)/tools/vm/debug-kernel/build > /dev/null
 	$(top)/tools/check --debug
 
 lint: kdir-check
