@@ -2,13 +2,16 @@
 /*
  * /dev/krpc: the misc device through which userspace reaches krpc.
  *
- * Each open file is a context of its own.  The opener's credentials and
- * network namespace are captured at open: everything the file does later
- * (possibly from an io_uring SQPOLL thread or io-wq worker, where "current"
- * is not the opener) is checked against and scoped to those.
+ * Each open file is a context of its own (ufile.c).  The opener's
+ * credentials and network namespace are captured at open: everything the
+ * file does later (possibly from an io_uring SQPOLL thread or io-wq worker,
+ * where "current" is not the opener) is checked against and scoped to
+ * those.  Set-up goes through ioctls, everything that waits through
+ * io_uring commands (uring.c), pools and request descriptors are mmap()ed.
  */
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/cred.h>
@@ -17,6 +20,7 @@
 #include <linux/krpc.h>
 
 #include "krpc_priv.h"
+#include "ufile.h"
 
 /*
  * Mode of the device node.  Root only by default; a site that wants a group
@@ -56,39 +60,26 @@ static const struct kernel_param_ops dev_mode_ops = {
 module_param_cb(dev_mode, &dev_mode_ops, &dev_mode, 0444);
 MODULE_PARM_DESC(dev_mode, "mode of /dev/krpc, within 0660 (default 0600)");
 
-/**
- * struct krpc_file - one open /dev/krpc
- * @cred:	the opener's credentials
- * @net:	the opener's network namespace; connections and listeners
- *		of this file live there
- */
-struct krpc_file {
-	const struct cred *cred;
-	struct net *net;
-};
-
 static int krpc_open(struct inode *inode, struct file *file)
 {
 	struct krpc_file *kf;
 
-	kf = kzalloc(sizeof(*kf), GFP_KERNEL_ACCOUNT);
+	kf = krpc_ufile_create(file);
 	if (!kf)
 		return -ENOMEM;
-	kf->cred = get_cred(file->f_cred);
-	kf->net = get_net(current->nsproxy->net_ns);
 	file->private_data = kf;
 	atomic64_inc(&krpc_stats.files_opened);
 	atomic64_inc(&krpc_stats.files_open);
 	return nonseekable_open(inode, file);
 }
 
+/*
+ * Runs after the last reference: every io_uring command on the file has
+ * completed (each held one), so only objects are left to tear down.
+ */
 static int krpc_release(struct inode *inode, struct file *file)
 {
-	struct krpc_file *kf = file->private_data;
-
-	put_net(kf->net);
-	put_cred(kf->cred);
-	kfree(kf);
+	krpc_ufile_destroy(file->private_data);
 	atomic64_dec(&krpc_stats.files_open);
 	return 0;
 }
@@ -124,12 +115,40 @@ static long krpc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case KRPC_IOC_GET_INFO:
+	if (cmd == KRPC_IOC_GET_INFO)
 		return ioc_get_info(uarg);
-	default:
-		return -ENOTTY;
+	return krpc_ufile_ioctl(file->private_data, cmd, uarg);
+}
+
+/*
+ * The offset names the object: (handle << 32) for a pool (read-write) or
+ * a server's request descriptors (read-only); the length must be exact.
+ */
+static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct krpc_file *kf = file->private_data;
+	unsigned long shift = 32 - PAGE_SHIFT;
+	struct krpc_uobj *obj;
+	u32 handle;
+	int ret;
+
+	if (vma->vm_pgoff & ((1UL << shift) - 1))
+		return -EINVAL;
+	if ((vma->vm_pgoff >> shift) > U32_MAX)
+		return -EINVAL;
+	handle = vma->vm_pgoff >> shift;
+	obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_POOL);
+	if (obj) {
+		ret = krpc_upool_mmap(container_of(obj, struct krpc_upool, obj),
+				      vma);
+	} else {
+		obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_SERVER);
+		if (!obj)
+			return -EINVAL;
+		ret = krpc_userver_mmap((struct krpc_userver *)obj, vma);
 	}
+	krpc_uobj_put(obj);
+	return ret;
 }
 
 static const struct file_operations krpc_fops = {
@@ -138,6 +157,8 @@ static const struct file_operations krpc_fops = {
 	.release	= krpc_release,
 	.unlocked_ioctl	= krpc_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= krpc_mmap,
+	.uring_cmd	= krpc_uring_cmd,
 	.llseek		= noop_llseek,
 };
 
@@ -149,11 +170,30 @@ static struct miscdevice krpc_misc = {
 
 int krpc_chardev_init(void)
 {
+	int ret;
+
+	ret = krpc_ucmd_init_cache();
+	if (ret)
+		return ret;
+	ret = krpc_ubuf_init();
+	if (ret)
+		goto out_cache;
 	krpc_misc.mode = dev_mode;
-	return misc_register(&krpc_misc);
+	ret = misc_register(&krpc_misc);
+	if (ret)
+		goto out_ubuf;
+	return 0;
+
+out_ubuf:
+	krpc_ubuf_exit();
+out_cache:
+	krpc_ucmd_exit_cache();
+	return ret;
 }
 
 void krpc_chardev_exit(void)
 {
 	misc_deregister(&krpc_misc);
+	krpc_ubuf_exit();
+	krpc_ucmd_exit_cache();
 }

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/krpc/: read-only views for tests and operators.
+ * /sys/kernel/debug/krpc/: read-only views for tests and operators, plus
+ * fault knobs for tests.
  *   devices	RDMA devices krpc sees, one per line
- *   stats	module-wide counters, "name value" per line
+ *   stats	module-wide counters, "name value" per line; conn_* are sums
+ *		over all connections (struct krpc_conn_stats)
+ *   conns	one line per connection, "key=value" fields
+ *   fault_proto_version	if not 0, clients announce this protocol version
+ *		(handshake rejection tests)
+ *   fault_mute	connection id that stops sending anything (dead-peer tests)
  * debugfs may be disabled or absent; krpc works without it.
  */
 #include <linux/debugfs.h>
@@ -11,6 +17,8 @@
 #include "krpc_priv.h"
 
 struct dentry *krpc_debugfs_root;
+u32 krpc_fault_proto_version;
+u32 krpc_fault_mute;
 
 static int devices_show(struct seq_file *m, void *unused)
 {
@@ -20,16 +28,35 @@ DEFINE_SHOW_ATTRIBUTE(devices);
 
 static int stats_show(struct seq_file *m, void *unused)
 {
+	unsigned int i;
+
 #define STAT(name) seq_printf(m, "%s %lld\n", #name, \
 			      (long long)atomic64_read(&krpc_stats.name))
 	STAT(devices_added);
 	STAT(devices_removed);
 	STAT(files_opened);
 	STAT(files_open);
+	STAT(conns_open);
+	STAT(conns_total);
+	STAT(conns_rejected);
+	STAT(protocol_errors);
+	STAT(pools);
+	STAT(pool_empty);
+	STAT(calls_live);
+	STAT(reqs_live);
 #undef STAT
+	for (i = 0; i < KRPC_STAT_NR; i++)
+		seq_printf(m, "conn_%s %lld\n", krpc_stat_names[i],
+			   (long long)atomic64_read(&krpc_stats.conn[i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
+
+static int conns_show(struct seq_file *m, void *unused)
+{
+	return krpc_conns_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(conns);
 
 int krpc_debugfs_init(void)
 {
@@ -38,6 +65,12 @@ int krpc_debugfs_init(void)
 			    &devices_fops);
 	debugfs_create_file("stats", 0400, krpc_debugfs_root, NULL,
 			    &stats_fops);
+	debugfs_create_file("conns", 0400, krpc_debugfs_root, NULL,
+			    &conns_fops);
+	debugfs_create_u32("fault_proto_version", 0600, krpc_debugfs_root,
+			   &krpc_fault_proto_version);
+	debugfs_create_u32("fault_mute", 0600, krpc_debugfs_root,
+			   &krpc_fault_mute);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "krpc_priv.h"
+#include "pool.h"
 
 static LIST_HEAD(krpc_devices);
 static DEFINE_MUTEX(krpc_devices_lock);
@@ -22,7 +23,10 @@ static struct ib_client krpc_ib_client;
 
 static void device_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct krpc_device, ref));
+	struct krpc_device *kdev = container_of(ref, struct krpc_device, ref);
+
+	WARN_ON(kdev->pd || kdev->pool || !list_empty(&kdev->conns));
+	kfree(kdev);
 }
 
 void krpc_device_put(struct krpc_device *kdev)
@@ -39,6 +43,9 @@ static int client_add(struct ib_device *ibdev)
 		return -ENOMEM;
 	kdev->ibdev = ibdev;
 	kref_init(&kdev->ref);
+	mutex_init(&kdev->lock);
+	INIT_LIST_HEAD(&kdev->conns);
+	init_waitqueue_head(&kdev->wq);
 
 	mutex_lock(&krpc_devices_lock);
 	list_add_tail(&kdev->node, &krpc_devices);
@@ -51,14 +58,43 @@ static int client_add(struct ib_device *ibdev)
 	return 0;
 }
 
+/*
+ * The device is going ("rdma link del", driver unload, module exit).
+ * Tear down every connection on it, with calls in flight, and wait: when
+ * this returns no QP, CQ, MR or cm_id of krpc refers to the device, and the
+ * pool's DMA mappings are gone.  Kernel clients may still hold pool
+ * buffers; they remain valid memory until put.
+ */
 static void client_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct krpc_device *kdev = client_data;
+	struct list_head *node, *tmp;
 
 	mutex_lock(&krpc_devices_lock);
 	list_del(&kdev->node);
 	krpc_nr_devices--;
 	mutex_unlock(&krpc_devices_lock);
+
+	mutex_lock(&kdev->lock);
+	kdev->dying = true;
+	list_for_each_safe(node, tmp, &kdev->conns)
+		krpc_rdma_device_removal(node);
+	mutex_unlock(&kdev->lock);
+	/*
+	 * Lockless check (a wait condition may not sleep): once @dying is set
+	 * entries only leave, by list_del_init() followed by a wake-up.
+	 */
+	wait_event(kdev->wq, list_empty_careful(&kdev->conns));
+
+	if (kdev->pool) {
+		krpc_pool_kill(kdev->pool);
+		krpc_pool_put(kdev->pool);
+		kdev->pool = NULL;
+	}
+	if (kdev->pd) {
+		ib_dealloc_pd(kdev->pd);
+		kdev->pd = NULL;
+	}
 
 	atomic64_inc(&krpc_stats.devices_removed);
 	pr_info("device %s removed\n", dev_name(&ibdev->dev));
@@ -71,6 +107,82 @@ static struct ib_client krpc_ib_client = {
 	.add	= client_add,
 	.remove	= client_remove,
 };
+
+/* A referenced device for a cm_id's ib_device, unless it is going away. */
+struct krpc_device *krpc_device_lookup(struct ib_device *ibdev)
+{
+	struct krpc_device *kdev, *found = NULL;
+
+	/*
+	 * The list, not ib_get_client_data(): the remove callback takes the
+	 * device off the list before it frees anything.
+	 */
+	mutex_lock(&krpc_devices_lock);
+	list_for_each_entry(kdev, &krpc_devices, node) {
+		if (kdev->ibdev == ibdev) {
+			kref_get(&kdev->ref);
+			found = kdev;
+			break;
+		}
+	}
+	mutex_unlock(&krpc_devices_lock);
+	return found;
+}
+
+/*
+ * Put a connection on the device's list (so that removal finds it) and
+ * hand out the device's PD and default pool, creating them on first use.
+ * On success *pool carries a reference for the caller.
+ *
+ * Context: process context (rdma_cm callback); may sleep long the first
+ * time (the pool is allocated and mapped).
+ */
+int krpc_device_attach(struct krpc_device *kdev, struct list_head *node,
+		       struct krpc_pool **pool)
+{
+	struct krpc_pool_cfg cfg;
+	int ret = 0;
+
+	mutex_lock(&kdev->lock);
+	if (kdev->dying) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (!kdev->pd) {
+		/* Local DMA key only: never IB_PD_UNSAFE_GLOBAL_RKEY. */
+		kdev->pd = ib_alloc_pd(kdev->ibdev, 0);
+		if (IS_ERR(kdev->pd)) {
+			ret = PTR_ERR(kdev->pd);
+			kdev->pd = NULL;
+			goto out_unlock;
+		}
+	}
+	if (!kdev->pool) {
+		struct krpc_pool *p;
+
+		krpc_params_pool_cfg(&cfg);
+		p = krpc_pool_create(kdev->ibdev, &cfg);
+		if (IS_ERR(p)) {
+			ret = PTR_ERR(p);
+			goto out_unlock;
+		}
+		kdev->pool = p;
+	}
+	krpc_pool_get(kdev->pool);
+	*pool = kdev->pool;
+	list_add_tail(node, &kdev->conns);
+out_unlock:
+	mutex_unlock(&kdev->lock);
+	return ret;
+}
+
+void krpc_device_detach(struct krpc_device *kdev, struct list_head *node)
+{
+	mutex_lock(&kdev->lock);
+	list_del_init(node);
+	mutex_unlock(&kdev->lock);
+	wake_up(&kdev->wq);
+}
 
 unsigned int krpc_device_count(void)
 {

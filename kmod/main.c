@@ -5,22 +5,54 @@
  * Module init is a ladder; exit is its exact reverse.
  */
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "krpc_priv.h"
+#include "rdma.h"
 
 struct krpc_global_stats krpc_stats;
+struct workqueue_struct *krpc_wq;
+struct workqueue_struct *krpc_handler_wq;
 
 static int __init krpc_init(void)
 {
 	int ret;
 
+	ret = krpc_params_check();
+	if (ret)
+		return ret;
+	ret = krpc_rdma_msg_table_check();
+	if (ret)
+		return ret;
+
 	ret = krpc_debugfs_init();
 	if (ret)
 		return ret;
 
+	/* Teardown must progress under memory pressure: a rescuer thread. */
+	krpc_wq = alloc_workqueue("krpc", WQ_MEM_RECLAIM, 0);
+	if (!krpc_wq) {
+		ret = -ENOMEM;
+		goto out_debugfs;
+	}
+	krpc_handler_wq = alloc_workqueue("krpc_handler",
+					  WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!krpc_handler_wq) {
+		ret = -ENOMEM;
+		goto out_wq;
+	}
+
+	ret = krpc_rpc_init();
+	if (ret)
+		goto out_handler_wq;
+
+	ret = krpc_server_init();
+	if (ret)
+		goto out_rpc;
+
 	ret = krpc_device_init();
 	if (ret)
-		goto out_debugfs;
+		goto out_server;
 
 	ret = krpc_chardev_init();
 	if (ret)
@@ -31,6 +63,14 @@ static int __init krpc_init(void)
 
 out_device:
 	krpc_device_exit();
+out_server:
+	krpc_server_exit();
+out_rpc:
+	krpc_rpc_exit();
+out_handler_wq:
+	destroy_workqueue(krpc_handler_wq);
+out_wq:
+	destroy_workqueue(krpc_wq);
 out_debugfs:
 	krpc_debugfs_exit();
 	return ret;
@@ -39,7 +79,13 @@ out_debugfs:
 static void __exit krpc_exit(void)
 {
 	krpc_chardev_exit();
+	/* Removes every device: tears down what connections remain. */
 	krpc_device_exit();
+	krpc_server_exit();
+	krpc_rpc_exit();
+	destroy_workqueue(krpc_handler_wq);
+	/* Runs pending pool releases. */
+	destroy_workqueue(krpc_wq);
 	krpc_debugfs_exit();
 	pr_info("krpc unloaded\n");
 }

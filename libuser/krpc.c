@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * libkrpc: device access.
+ * libkrpc: device access, pools and servers (ioctl + mmap).  Nothing here
+ * needs liburing, so programs that only use these link without it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "libkrpc.h"
@@ -16,6 +19,26 @@ _Static_assert(sizeof(struct krpc_info) == KRPC_INFO_SIZE_VER0, "krpc_info size"
 _Static_assert(offsetof(struct krpc_info, features) == 8, "krpc_info.features");
 _Static_assert(offsetof(struct krpc_info, nr_devices) == 16, "krpc_info.nr_devices");
 _Static_assert(offsetof(struct krpc_info, version) == 24, "krpc_info.version");
+_Static_assert(sizeof(struct krpc_pool_create) == KRPC_POOL_CREATE_SIZE_VER0, "pool_create");
+_Static_assert(offsetof(struct krpc_pool_create, handle) == 48, "pool_create.handle");
+_Static_assert(offsetof(struct krpc_pool_create, mmap_offset) == 56, "pool_create.mmap_offset");
+_Static_assert(sizeof(struct krpc_handle_arg) == KRPC_HANDLE_ARG_SIZE_VER0, "handle_arg");
+_Static_assert(sizeof(struct krpc_buf_arg) == KRPC_BUF_ARG_SIZE_VER0, "buf_arg");
+_Static_assert(offsetof(struct krpc_buf_arg, bufs) == 16, "buf_arg.bufs");
+_Static_assert(sizeof(struct krpc_addr) == 24, "krpc_addr");
+_Static_assert(sizeof(struct krpc_listen) == KRPC_LISTEN_SIZE_VER0, "listen");
+_Static_assert(offsetof(struct krpc_listen, addr) == 24, "listen.addr");
+_Static_assert(offsetof(struct krpc_listen, methods) == 48, "listen.methods");
+_Static_assert(offsetof(struct krpc_listen, desc_offset) == 64, "listen.desc_offset");
+_Static_assert(sizeof(struct krpc_req_desc) == 32, "req_desc");
+_Static_assert(sizeof(struct krpc_cmd_connect) == 64, "cmd_connect");
+_Static_assert(offsetof(struct krpc_cmd_connect, addr) == 24, "cmd_connect.addr");
+_Static_assert(sizeof(struct krpc_cmd_call) == 56, "cmd_call");
+_Static_assert(offsetof(struct krpc_cmd_call, tag) == 32, "cmd_call.tag");
+_Static_assert(sizeof(struct krpc_cmd_cancel) == 32, "cmd_cancel");
+_Static_assert(sizeof(struct krpc_cmd_slot) == 48, "cmd_slot");
+_Static_assert(offsetof(struct krpc_cmd_slot, status) == 20, "cmd_slot.status");
+_Static_assert(sizeof(struct krpc_cmd_bufs) == 80, "cmd_bufs");
 
 int krpc_dev_open(unsigned int flags)
 {
@@ -34,4 +57,165 @@ int krpc_dev_info(int fd, struct krpc_info *info)
 	if (ioctl(fd, KRPC_IOC_GET_INFO, info) < 0)
 		return -errno;
 	return 0;
+}
+
+int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
+		     uint32_t count, struct krpc_pool *pool)
+{
+	struct krpc_pool_create pc;
+	struct krpc_handle_arg ha;
+	void *base;
+	int err;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.size = sizeof(pc);
+	pc.buf_size = buf_size;
+	pc.count = count;
+	if (device) {
+		if (strlen(device) >= sizeof(pc.device))
+			return -EINVAL;
+		strcpy(pc.device, device);
+	}
+	if (ioctl(fd, KRPC_IOC_POOL_CREATE, &pc) < 0)
+		return -errno;
+	base = mmap(NULL, pc.mmap_length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, pc.mmap_offset);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		memset(&ha, 0, sizeof(ha));
+		ha.size = sizeof(ha);
+		ha.handle = pc.handle;
+		ioctl(fd, KRPC_IOC_POOL_DESTROY, &ha);
+		return err;
+	}
+	pool->handle = pc.handle;
+	pool->buf_size = buf_size;
+	pool->count = count;
+	pool->base = base;
+	pool->length = pc.mmap_length;
+	return 0;
+}
+
+int krpc_pool_destroy(int fd, struct krpc_pool *pool)
+{
+	struct krpc_handle_arg ha;
+
+	memset(&ha, 0, sizeof(ha));
+	ha.size = sizeof(ha);
+	ha.handle = pool->handle;
+	if (ioctl(fd, KRPC_IOC_POOL_DESTROY, &ha) < 0)
+		return -errno;
+	munmap(pool->base, pool->length);
+	pool->base = NULL;
+	pool->handle = KRPC_HANDLE_NONE;
+	return 0;
+}
+
+static int buf_ioctl(int fd, unsigned long req, const struct krpc_pool *pool,
+		     const uint32_t *bufs, unsigned int n)
+{
+	struct krpc_buf_arg ba;
+	int ret;
+
+	memset(&ba, 0, sizeof(ba));
+	ba.size = sizeof(ba);
+	ba.pool = pool->handle;
+	ba.count = n;
+	ba.bufs = (uintptr_t)bufs;
+	ret = ioctl(fd, req, &ba);
+	return ret < 0 ? -errno : ret;
+}
+
+int krpc_buf_alloc(int fd, const struct krpc_pool *pool, uint32_t *bufs,
+		   unsigned int n)
+{
+	return buf_ioctl(fd, KRPC_IOC_BUF_ALLOC, pool, bufs, n);
+}
+
+int krpc_buf_free(int fd, const struct krpc_pool *pool, const uint32_t *bufs,
+		  unsigned int n)
+{
+	return buf_ioctl(fd, KRPC_IOC_BUF_FREE, pool, bufs, n);
+}
+
+int krpc_addr_set(struct krpc_addr *addr, const struct sockaddr *sa,
+		  socklen_t len)
+{
+	memset(addr, 0, sizeof(*addr));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		if (len < sizeof(*sin))
+			return -EINVAL;
+		addr->family = AF_INET;
+		addr->port = sin->sin_port;
+		memcpy(addr->addr, &sin->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		if (len < sizeof(*sin6))
+			return -EINVAL;
+		addr->family = AF_INET6;
+		addr->port = sin6->sin6_port;
+		addr->scope_id = sin6->sin6_scope_id;
+		memcpy(addr->addr, &sin6->sin6_addr, 16);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+int krpc_close_handle(int fd, uint32_t handle)
+{
+	struct krpc_handle_arg ha;
+
+	memset(&ha, 0, sizeof(ha));
+	ha.size = sizeof(ha);
+	ha.handle = handle;
+	return ioctl(fd, KRPC_IOC_CLOSE, &ha) < 0 ? -errno : 0;
+}
+
+int krpc_listen(int fd, const struct krpc_pool *pool,
+		const struct sockaddr *sa, socklen_t salen, uint32_t nr_slots,
+		const uint32_t *methods, uint32_t nr_methods,
+		struct krpc_srv *srv)
+{
+	struct krpc_listen l;
+	void *desc;
+	int ret;
+
+	memset(&l, 0, sizeof(l));
+	l.size = sizeof(l);
+	l.pool = pool->handle;
+	l.nr_slots = nr_slots;
+	l.nr_methods = nr_methods;
+	l.methods = (uintptr_t)methods;
+	ret = krpc_addr_set(&l.addr, sa, salen);
+	if (ret)
+		return ret;
+	if (ioctl(fd, KRPC_IOC_LISTEN, &l) < 0)
+		return -errno;
+	desc = mmap(NULL, l.desc_length, PROT_READ, MAP_SHARED, fd,
+		    l.desc_offset);
+	if (desc == MAP_FAILED) {
+		ret = -errno;
+		krpc_close_handle(fd, l.handle);
+		return ret;
+	}
+	srv->handle = l.handle;
+	srv->nr_slots = nr_slots;
+	srv->desc = desc;
+	srv->desc_len = l.desc_length;
+	return 0;
+}
+
+int krpc_srv_close(int fd, struct krpc_srv *srv)
+{
+	int ret = krpc_close_handle(fd, srv->handle);
+
+	if (srv->desc)
+		munmap((void *)srv->desc, srv->desc_len);
+	srv->desc = NULL;
+	return ret;
 }

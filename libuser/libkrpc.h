@@ -2,12 +2,23 @@
 /*
  * libkrpc: userspace access to krpc (/dev/krpc).
  *
+ * A thin layer over liburing: it opens the device, sets up pools and
+ * servers (ioctl + mmap), and fills the SQEs of krpc's io_uring commands.
+ * It does not hide the ring: struct krpc carries an ordinary struct
+ * io_uring that applications drive from their own event loop, next to
+ * their other io_uring work.  A small blocking layer (krpc_connect(),
+ * krpc_call_sync(), ...) covers the easy cases.
+ *
  * Every function returns 0 or a non-negative value on success and -errno on
- * failure; errno is never the channel for errors.
+ * failure; errno is never the channel for errors.  The ABI itself is
+ * <linux/krpc.h>; Documentation/userspace-api.rst describes both.
  */
 #ifndef LIBKRPC_H
 #define LIBKRPC_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <linux/krpc.h>
 
 #ifdef __cplusplus
@@ -37,6 +48,277 @@ int krpc_dev_open(unsigned int flags);
  * Return: 0, or -errno (-ENOTTY when @fd is not /dev/krpc).
  */
 int krpc_dev_info(int fd, struct krpc_info *info);
+
+/* ---------------------------------------------------------------------- */
+/* Pools (ioctl + mmap; no ring needed) */
+
+/**
+ * struct krpc_pool - a pool mapped into this process
+ * @handle:	pool handle
+ * @buf_size:	bytes per buffer
+ * @count:	buffers
+ * @base:	the mapping: buffer i is at base + i * buf_size
+ * @length:	bytes mapped
+ */
+struct krpc_pool {
+	uint32_t handle;
+	uint32_t buf_size;
+	uint32_t count;
+	void *base;
+	size_t length;
+};
+
+/**
+ * krpc_pool_create() - create and map a pool
+ * @fd:		/dev/krpc
+ * @device:	RDMA device name, or NULL / "" for the first one
+ * @buf_size:	bytes per buffer (KRPC_POOL_BUF_MIN..KRPC_POOL_BUF_MAX)
+ * @count:	buffers
+ * @pool:	filled in
+ *
+ * Return: 0, or -errno (-EINVAL, -ENODEV, -ENOMEM: over RLIMIT_MEMLOCK or
+ * the module's per-user bound).
+ */
+int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
+		     uint32_t count, struct krpc_pool *pool);
+
+/**
+ * krpc_pool_destroy() - unmap a pool and drop its handle
+ * @fd:		/dev/krpc
+ * @pool:	from krpc_pool_create()
+ *
+ * Return: 0, or -EBUSY while a connection or server uses it (the pool
+ * stays mapped then).
+ */
+int krpc_pool_destroy(int fd, struct krpc_pool *pool);
+
+/* Address of buffer @idx. */
+static inline void *krpc_pool_buf(const struct krpc_pool *pool, uint32_t idx)
+{
+	return (char *)pool->base + (size_t)idx * pool->buf_size;
+}
+
+/**
+ * krpc_buf_alloc() - take buffers the kernel does not use
+ * @fd:		/dev/krpc
+ * @pool:	the pool
+ * @bufs:	receives up to @n indexes
+ * @n:		1..KRPC_BUF_IOC_MAX
+ *
+ * Return: how many were taken (at least 1), or -ENOBUFS.
+ */
+int krpc_buf_alloc(int fd, const struct krpc_pool *pool, uint32_t *bufs,
+		   unsigned int n);
+
+/**
+ * krpc_buf_free() - give buffers back to the kernel
+ * @fd:		/dev/krpc
+ * @pool:	the pool
+ * @bufs:	indexes, all owned by the process
+ * @n:		1..KRPC_BUF_IOC_MAX
+ *
+ * Return: 0, or -EBUSY / -EINVAL with nothing freed.
+ */
+int krpc_buf_free(int fd, const struct krpc_pool *pool, const uint32_t *bufs,
+		  unsigned int n);
+
+/**
+ * krpc_addr_set() - fill a struct krpc_addr from a socket address
+ * @addr:	filled in
+ * @sa:		struct sockaddr_in or sockaddr_in6
+ * @len:	its length
+ *
+ * Return: 0 or -EAFNOSUPPORT / -EINVAL.
+ */
+int krpc_addr_set(struct krpc_addr *addr, const struct sockaddr *sa,
+		  socklen_t len);
+
+/**
+ * struct krpc_srv - a server of this process
+ * @handle:	server handle
+ * @nr_slots:	slots
+ * @desc:	read-only array of @nr_slots request descriptors
+ * @desc_len:	bytes mapped
+ */
+struct krpc_srv {
+	uint32_t handle;
+	uint32_t nr_slots;
+	const struct krpc_req_desc *desc;
+	size_t desc_len;
+};
+
+/**
+ * krpc_listen() - create a server and map its request descriptors
+ * @fd:		/dev/krpc
+ * @pool:	pool of its connections
+ * @sa:		local address (may be the wildcard) and port
+ * @salen:	its length
+ * @nr_slots:	parallel FETCHes (1..KRPC_SLOTS_MAX)
+ * @methods:	method ids served
+ * @nr_methods:	1..KRPC_METHODS_MAX
+ * @srv:	filled in
+ *
+ * Return: 0, or -errno (-EADDRINUSE, -EACCES for a port below 1024
+ * without CAP_NET_BIND_SERVICE, ...).
+ */
+int krpc_listen(int fd, const struct krpc_pool *pool,
+		const struct sockaddr *sa, socklen_t salen, uint32_t nr_slots,
+		const uint32_t *methods, uint32_t nr_methods,
+		struct krpc_srv *srv);
+
+/**
+ * krpc_srv_close() - stop a server and unmap its descriptors
+ * @fd:		/dev/krpc
+ * @srv:	from krpc_listen()
+ *
+ * FETCHes still waiting complete with -ESHUTDOWN; requests the process
+ * holds are answered with -ESHUTDOWN.
+ *
+ * Return: 0 or -errno.
+ */
+int krpc_srv_close(int fd, struct krpc_srv *srv);
+
+/**
+ * krpc_close_handle() - close a connection (or a server, without unmapping)
+ * @fd:		/dev/krpc
+ * @handle:	connection or server handle
+ *
+ * Calls still in flight on a connection complete with -ESHUTDOWN.
+ *
+ * Return: 0, or -EBADF for an unknown handle.
+ */
+int krpc_close_handle(int fd, uint32_t handle);
+
+/* ---------------------------------------------------------------------- */
+/* The ring */
+
+struct io_uring;
+struct io_uring_sqe;
+struct io_uring_cqe;
+
+/* krpc_open() flags */
+#define KRPC_RING_SQPOLL	(1U << 0)	/* kernel thread polls the SQ */
+#define KRPC_RING_DEFER		(1U << 1)	/* SINGLE_ISSUER | DEFER_TASKRUN */
+#define KRPC_RING_F_ALL		(KRPC_RING_SQPOLL | KRPC_RING_DEFER)
+
+/**
+ * struct krpc - /dev/krpc plus an io_uring set up for it
+ * @fd:		/dev/krpc
+ * @ring:	SQE128/CQE32 ring; fixed file 0 is @fd.  Applications may use
+ *		it for anything else as well.
+ */
+struct krpc {
+	int fd;
+	struct io_uring *ring;
+};
+
+/**
+ * krpc_open() - open /dev/krpc and set up a ring for it
+ * @k:		filled in
+ * @entries:	SQ entries (the CQ gets twice as many)
+ * @flags:	KRPC_RING_*
+ *
+ * Return: 0 or -errno.
+ */
+int krpc_open(struct krpc *k, unsigned int entries, unsigned int flags);
+
+/* Tear the ring down and close the device (every handle goes with it). */
+void krpc_close(struct krpc *k);
+
+/**
+ * krpc_prep_cmd() - fill an SQE with a krpc command
+ * @k:		the device
+ * @sqe:	from io_uring_get_sqe(k->ring); all 128 bytes are written
+ * @cmd_op:	KRPC_CMD_*
+ * @cmd:	the matching struct krpc_cmd_*
+ * @len:	its size (at most 80)
+ * @user_data:	returned in the CQE
+ */
+void krpc_prep_cmd(struct krpc *k, struct io_uring_sqe *sqe, uint32_t cmd_op,
+		   const void *cmd, size_t len, uint64_t user_data);
+
+/* KRPC_CMD_CALL with the common fields; offset 0, default timeout. */
+void krpc_prep_call(struct krpc *k, struct io_uring_sqe *sqe, uint32_t conn,
+		    uint32_t method, uint32_t buf, uint32_t len,
+		    uint32_t reply_max, uint64_t tag, uint64_t user_data);
+
+/* KRPC_CMD_FETCH on @slot. */
+void krpc_prep_fetch(struct krpc *k, struct io_uring_sqe *sqe,
+		     uint32_t server, uint32_t slot, uint64_t user_data);
+
+/* KRPC_CMD_REPLY_FETCH (@fetch) or KRPC_CMD_REPLY on @slot. */
+void krpc_prep_reply(struct krpc *k, struct io_uring_sqe *sqe,
+		     uint32_t server, uint32_t slot, uint32_t buf,
+		     uint32_t offset, uint32_t len, int32_t status, int fetch,
+		     uint64_t user_data);
+
+/* The second result of a krpc CQE (see KRPC_RES2_*). */
+uint64_t krpc_cqe_res2(const struct io_uring_cqe *cqe);
+
+/* ---------------------------------------------------------------------- */
+/* Blocking layer.  Each call submits one command and waits for its own
+ * completion; completions of other commands that arrive meanwhile are
+ * consumed and lost, so use it on a struct krpc of its own, or when
+ * nothing else is in flight. */
+
+/**
+ * krpc_cmd_sync() - submit one command and wait for it
+ * @k:		the device
+ * @cmd_op:	KRPC_CMD_*
+ * @cmd:	the struct krpc_cmd_*
+ * @len:	its size
+ * @res2:	if not NULL, the second result
+ *
+ * Return: the command's result (>= 0) or -errno.
+ */
+int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
+		  size_t len, uint64_t *res2);
+
+/**
+ * krpc_connect() - connect to a server
+ * @k:		the device
+ * @pool:	pool of the connection
+ * @sa:		server address
+ * @salen:	its length
+ * @depth:	calls in flight on the wire, 0 for the default
+ *
+ * Return: a connection handle, or -errno.
+ */
+int krpc_connect(struct krpc *k, const struct krpc_pool *pool,
+		 const struct sockaddr *sa, socklen_t salen, uint32_t depth);
+
+/**
+ * struct krpc_reply - where a reply landed
+ * @buf:	buffer (now the process's) or KRPC_BUF_NONE
+ * @offset:	payload offset in @buf
+ * @len:	payload bytes
+ * @flags:	KRPC_RES2_F_*
+ */
+struct krpc_reply {
+	uint32_t buf;
+	uint32_t offset;
+	uint32_t len;
+	uint32_t flags;
+};
+
+/**
+ * krpc_call_sync() - make a call and wait for the reply
+ * @k:		the device
+ * @conn:	connection handle
+ * @method:	method id
+ * @buf:	request buffer (the process's) or KRPC_BUF_NONE
+ * @len:	request bytes at offset 0 of @buf
+ * @reply_max:	largest reply accepted
+ * @timeout_ms:	0 for the connection's default
+ * @reply:	filled in when a reply (or error reply) arrived
+ *
+ * @buf is the process's again when this returns, whatever the outcome.
+ *
+ * Return: the reply length, or -errno (the call's status).
+ */
+int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,
+		   uint32_t buf, uint32_t len, uint32_t reply_max,
+		   uint32_t timeout_ms, struct krpc_reply *reply);
 
 #ifdef __cplusplus
 }

@@ -6,26 +6,41 @@
 
 krpc_loaded && ktap_skip_all "krpc already loaded"
 
-# expect_refused PARAM=VALUE LOGLINE
+# expect_refused PARAM=VALUE ERRNO-TEXT LOGLINE: insmod fails with that
+# errno (as kmod prints it: EINVAL is "Invalid parameters", ERANGE
+# "Numerical result out of range") and the kernel log names the problem.
 expect_refused() {
 	local out
 	dmesg -C
 	out=$(krpc_load "$1" 2>&1) && { krpc_unload; log "loaded with $1"; return 1; }
 	log "$out"
-	# kmod prints EINVAL from init_module(2) as "Invalid parameters".
-	grep -q 'Invalid parameters' <<< "$out" || { log "not EINVAL"; return 1; }
-	grep -qF "$2" <(dmesg) || { log "no log line '$2'"; return 1; }
+	grep -qF "$2" <<< "$out" || { log "not '$2'"; return 1; }
+	grep -qF "$3" <(dmesg) || { log "no log line '$3'"; return 1; }
 	krpc_assert_gone
 }
 
 ktap_check "dev_mode=0666 refused (world bits)" \
-	expect_refused dev_mode=0666 "dev_mode: 0666 has bits outside 0660"
+	expect_refused dev_mode=0666 "Invalid parameters" "dev_mode: 0666 has bits outside 0660"
 ktap_check "dev_mode=01660 refused (sticky bit)" \
-	expect_refused dev_mode=01660 "dev_mode: 01660 has bits outside 0660"
+	expect_refused dev_mode=01660 "Invalid parameters" "dev_mode: 01660 has bits outside 0660"
 ktap_check "dev_mode=rw refused (not octal)" \
-	expect_refused dev_mode=rw "dev_mode: 'rw' is not an octal mode"
+	expect_refused dev_mode=rw "Invalid parameters" "dev_mode: 'rw' is not an octal mode"
 ktap_check "dev_mode=99999999 refused (overflow)" \
-	expect_refused dev_mode=99999999 "dev_mode: '99999999' is not an octal mode"
+	expect_refused dev_mode=99999999 "Invalid parameters" "dev_mode: '99999999' is not an octal mode"
+
+# Range-checked numeric parameters (kmod/params.c): one below and one above.
+for p in "depth 1 1024" "buf_size 1024 65536" "max_msg 65536 67108864" \
+	 "call_timeout_ms 10 3600000" "ka_timeout_ms 200 600000" \
+	 "rnr_retry 0 7" "upool_max_mb 1 1048576"; do
+	set -- $p
+	[ "$2" -gt 0 ] &&
+	ktap_check "$1=$(($2 - 1)) refused" expect_refused "$1=$(($2 - 1))" \
+		"Numerical result out of range" "$1=$(($2 - 1)) is outside [$2, $3]"
+	ktap_check "$1=$(($3 + 1)) refused" expect_refused "$1=$(($3 + 1))" \
+		"Numerical result out of range" "$1=$(($3 + 1)) is outside [$2, $3]"
+done
+ktap_check "depth=12x refused (not a number)" \
+	expect_refused depth=12x "Invalid parameters" "invalid for parameter \`depth'"
 
 ktap_check "dev_mode=0660 loads" krpc_load dev_mode=0660
 ktap_check "/dev/krpc has mode 0660" test "$(stat -c %a /dev/krpc)" = 660

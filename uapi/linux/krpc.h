@@ -8,6 +8,23 @@
  * are extensible: the kernel accepts any size it knows or a larger one whose
  * tail is zero (copy_struct_from_user()), and writes back at most the size
  * the caller gave.  This header compiles alone with -std=c90.
+ *
+ * Model (Documentation/userspace-api.rst):
+ *  - Each open file of /dev/krpc is a context: pools, connections and
+ *    servers are named by handles that mean nothing in another file.
+ *  - A pool is count buffers of buf_size bytes, allocated, zeroed and
+ *    DMA-mapped by the kernel once and mmap()ed by the process.  A buffer is
+ *    named by its index.  Every buffer is owned either by the process or by
+ *    the kernel; the kernel tracks which, and naming a buffer the process
+ *    does not own fails with -EBUSY.  Buffers the kernel owns and does not
+ *    use are where requests and replies land.
+ *  - Set-up is done with ioctls; everything that waits is an io_uring
+ *    IORING_OP_URING_CMD (rings need IORING_SETUP_SQE128 and
+ *    IORING_SETUP_CQE32) whose cmd_op is one of KRPC_CMD_* and whose 80-byte
+ *    command area holds the matching struct krpc_cmd_*.
+ *  - Every completion gives back every buffer its command handed over, on
+ *    success and on error, and may hand one more buffer (a reply, a
+ *    request) to the process: see KRPC_RES2_*.
  */
 #ifndef _UAPI_LINUX_KRPC_H
 #define _UAPI_LINUX_KRPC_H
@@ -25,10 +42,17 @@
 #define KRPC_IOC_MAGIC		0xb7
 
 /*
- * Feature bits reported by KRPC_IOC_GET_INFO.  No bit is defined yet: every
- * bit the kernel sets is one that this header (or a newer one) documents.
+ * Feature bits reported by KRPC_IOC_GET_INFO.
+ * KRPC_FEAT_POOL:	KRPC_IOC_POOL_*, KRPC_IOC_BUF_*, mmap of pools
+ * KRPC_FEAT_CLIENT:	KRPC_CMD_CONNECT, _CALL (and one-way), _CANCEL
+ * KRPC_FEAT_SERVER:	KRPC_IOC_LISTEN, KRPC_CMD_FETCH, _REPLY,
+ *			_REPLY_FETCH
  */
-#define KRPC_FEAT_ALL		0ULL
+#define KRPC_FEAT_POOL		(1ULL << 0)
+#define KRPC_FEAT_CLIENT	(1ULL << 1)
+#define KRPC_FEAT_SERVER	(1ULL << 2)
+#define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
+				 KRPC_FEAT_SERVER)
 
 /**
  * struct krpc_info - answer of KRPC_IOC_GET_INFO
@@ -51,6 +75,355 @@ struct krpc_info {
 
 #define KRPC_INFO_SIZE_VER0	56
 
+/* ---------------------------------------------------------------------- */
+/* Limits */
+
+/* Handles are never 0. */
+#define KRPC_HANDLE_NONE	0U
+/* Buffer index meaning "no buffer" (24 bits, see KRPC_RES2_BUF). */
+#define KRPC_BUF_NONE		0xffffffU
+/*
+ * Pool buffers: a power of two in [KRPC_POOL_BUF_MIN, KRPC_POOL_BUF_MAX]
+ * (one 64 KiB size for now: the transport receives into one contiguous
+ * segment and negotiates at least 64 KiB messages).
+ */
+#define KRPC_POOL_BUF_MIN	65536U
+#define KRPC_POOL_BUF_MAX	65536U
+#define KRPC_POOL_COUNT_MAX	65536U
+/* Server slots (parallel FETCHes) and methods per server. */
+#define KRPC_SLOTS_MAX		4096U
+#define KRPC_METHODS_MAX	64U
+/* Largest per-call and connect timeout, ms. */
+#define KRPC_TIMEOUT_MAX_MS	3600000U
+/* Buffers in one KRPC_CMD_BUF_FREE, and in one KRPC_IOC_BUF_ALLOC/FREE. */
+#define KRPC_CMD_BUFS_MAX	16U
+#define KRPC_BUF_IOC_MAX	1024U
+
+/* ---------------------------------------------------------------------- */
+/* Set-up ioctls */
+
+/**
+ * struct krpc_pool_create - KRPC_IOC_POOL_CREATE
+ * @size:	sizeof(struct krpc_pool_create) as the caller knows it
+ * @flags:	must be 0
+ * @buf_size:	bytes per buffer, a power of two within
+ *		[KRPC_POOL_BUF_MIN, KRPC_POOL_BUF_MAX]; also the largest
+ *		payload a connection of the pool carries
+ * @count:	buffers, 1..KRPC_POOL_COUNT_MAX.  Every connection keeps
+ *		depth + 4 of them posted for receives.
+ * @device:	NUL-terminated RDMA device name the pool is mapped for
+ *		(connections of the pool must use it), or "" for the first
+ *		device krpc sees
+ * @handle:	out: the pool's handle
+ * @reserved:	must be 0
+ * @mmap_offset: out: offset to mmap() the pool at (MAP_SHARED, exactly
+ *		@mmap_length bytes); buffer i is at byte i * buf_size
+ * @mmap_length: out: count * buf_size
+ *
+ * The memory is charged to the caller's memory cgroup and, unless the
+ * opener has CAP_IPC_LOCK, to RLIMIT_MEMLOCK.  All buffers start owned by
+ * the kernel; take some with KRPC_IOC_BUF_ALLOC.
+ */
+struct krpc_pool_create {
+	__u32 size;
+	__u32 flags;
+	__u32 buf_size;
+	__u32 count;
+	char device[32];
+	__u32 handle;
+	__u32 reserved;
+	__u64 mmap_offset;
+	__u64 mmap_length;
+};
+
+#define KRPC_POOL_CREATE_SIZE_VER0	72
+
+/**
+ * struct krpc_handle_arg - KRPC_IOC_POOL_DESTROY, KRPC_IOC_CLOSE
+ * @size:	sizeof(struct krpc_handle_arg) as the caller knows it
+ * @handle:	pool (POOL_DESTROY), or connection or server (CLOSE)
+ * @flags:	must be 0
+ * @reserved:	must be 0
+ *
+ * POOL_DESTROY fails with -EBUSY while a connection or server uses the
+ * pool; the buffers the process owns go back with it, and the mapping stays
+ * valid memory until munmap().  CLOSE of a connection fails its calls with
+ * -ESHUTDOWN; CLOSE of a server fails its pending FETCHes with -ESHUTDOWN
+ * and answers the requests it holds with -ESHUTDOWN.
+ */
+struct krpc_handle_arg {
+	__u32 size;
+	__u32 handle;
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define KRPC_HANDLE_ARG_SIZE_VER0	16
+
+/**
+ * struct krpc_buf_arg - KRPC_IOC_BUF_ALLOC, KRPC_IOC_BUF_FREE
+ * @size:	sizeof(struct krpc_buf_arg) as the caller knows it
+ * @pool:	pool handle
+ * @count:	in: entries of @bufs, 1..KRPC_BUF_IOC_MAX; out (ALLOC):
+ *		entries filled
+ * @flags:	must be 0
+ * @bufs:	pointer to a __u32 array of buffer indexes
+ *
+ * ALLOC takes up to @count buffers the kernel does not use and returns how
+ * many (at least one, else -ENOBUFS; a pool keeps an eighth of its buffers
+ * for receives).  FREE gives buffers back and returns 0; it fails with
+ * -EBUSY, changing nothing, if one of them is not owned by the process (or
+ * is named twice), and with -EINVAL for an index out of range.
+ */
+struct krpc_buf_arg {
+	__u32 size;
+	__u32 pool;
+	__u32 count;
+	__u32 flags;
+	__u64 bufs;
+};
+
+#define KRPC_BUF_ARG_SIZE_VER0		24
+
+/**
+ * struct krpc_addr - an IPv4 or IPv6 address and port
+ * @family:	AF_INET (2) or AF_INET6 (10)
+ * @port:	port, network byte order
+ * @scope_id:	IPv6 scope id, else 0
+ * @addr:	IPv4: the first 4 bytes (rest 0); IPv6: 16 bytes
+ */
+struct krpc_addr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/**
+ * struct krpc_listen - KRPC_IOC_LISTEN: create a server
+ * @size:	sizeof(struct krpc_listen) as the caller knows it
+ * @flags:	must be 0
+ * @pool:	pool every accepted connection uses
+ * @depth:	largest depth granted to a client; 0: module default
+ * @nr_slots:	FETCH slots, 1..KRPC_SLOTS_MAX
+ * @nr_methods:	entries of @methods, 1..KRPC_METHODS_MAX
+ * @addr:	local address (may be the wildcard) and port; ports below
+ *		1024 need CAP_NET_BIND_SERVICE in the opener's namespace
+ * @methods:	pointer to a __u32 array of method ids the server answers
+ *		(requests for others fail at the client with -EBADRQC)
+ * @handle:	out: the server's handle
+ * @reserved:	must be 0
+ * @desc_offset: out: mmap() offset (read-only, MAP_SHARED) of the array
+ *		of nr_slots struct krpc_req_desc
+ * @desc_length: out: its length in bytes (a multiple of the page size)
+ */
+struct krpc_listen {
+	__u32 size;
+	__u32 flags;
+	__u32 pool;
+	__u32 depth;
+	__u32 nr_slots;
+	__u32 nr_methods;
+	struct krpc_addr addr;
+	__u64 methods;
+	__u32 handle;
+	__u32 reserved;
+	__u64 desc_offset;
+	__u64 desc_length;
+};
+
+#define KRPC_LISTEN_SIZE_VER0		80
+
+/**
+ * struct krpc_req_desc - the request a slot holds, written by the kernel
+ * before the completion of the FETCH (or REPLY_FETCH) of that slot
+ * @method:	method id
+ * @len:	payload bytes
+ * @buf:	buffer holding the payload (now owned by the process) or
+ *		KRPC_BUF_NONE
+ * @offset:	payload offset in @buf
+ * @flags:	KRPC_REQ_F_*
+ * @reserved:	0
+ * @seq:	requests delivered by the server so far, this one included
+ */
+struct krpc_req_desc {
+	__u32 method;
+	__u32 len;
+	__u32 buf;
+	__u32 offset;
+	__u32 flags;
+	__u32 reserved;
+	__u64 seq;
+};
+
+/* The client expects no reply (a REPLY is still needed to free the slot). */
+#define KRPC_REQ_F_ONEWAY	(1U << 0)
+
 #define KRPC_IOC_GET_INFO	_IOWR(KRPC_IOC_MAGIC, 0x00, struct krpc_info)
+#define KRPC_IOC_POOL_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x01, struct krpc_pool_create)
+#define KRPC_IOC_POOL_DESTROY	_IOW(KRPC_IOC_MAGIC, 0x02, struct krpc_handle_arg)
+#define KRPC_IOC_BUF_ALLOC	_IOWR(KRPC_IOC_MAGIC, 0x03, struct krpc_buf_arg)
+#define KRPC_IOC_BUF_FREE	_IOW(KRPC_IOC_MAGIC, 0x04, struct krpc_buf_arg)
+#define KRPC_IOC_LISTEN		_IOWR(KRPC_IOC_MAGIC, 0x05, struct krpc_listen)
+#define KRPC_IOC_CLOSE		_IOW(KRPC_IOC_MAGIC, 0x06, struct krpc_handle_arg)
+
+/* ---------------------------------------------------------------------- */
+/* io_uring commands (IORING_OP_URING_CMD, SQE128 + CQE32 rings only) */
+
+/**
+ * struct krpc_cmd_connect - KRPC_CMD_CONNECT
+ * @pool:	pool of the connection (receives, payloads)
+ * @flags:	must be 0
+ * @depth:	calls in flight on the wire (more wait in a queue); 0: module
+ *		default
+ * @connect_timeout_ms: 0: module default
+ * @call_timeout_ms: default timeout of the connection's calls; 0: module
+ *		default
+ * @reserved0:	must be 0
+ * @addr:	server address
+ * @reserved:	must be 0
+ *
+ * Completion: res = connection handle, or -errno.
+ */
+struct krpc_cmd_connect {
+	__u32 pool;
+	__u32 flags;
+	__u32 depth;
+	__u32 connect_timeout_ms;
+	__u32 call_timeout_ms;
+	__u32 reserved0;
+	struct krpc_addr addr;
+	__u64 reserved[2];
+};
+
+/**
+ * struct krpc_cmd_call - KRPC_CMD_CALL: one call, or a one-way message
+ * @conn:	connection handle
+ * @method:	method id (below 0xffff0000)
+ * @buf:	request buffer (owned by the process; the kernel owns it until
+ *		this command's completion) or KRPC_BUF_NONE with @len 0
+ * @offset:	payload offset in @buf
+ * @len:	payload bytes
+ * @flags:	KRPC_CALL_F_*
+ * @timeout_ms:	0: the connection's default; at most KRPC_TIMEOUT_MAX_MS.
+ *		Enforced by the kernel: the call completes with -ETIMEDOUT.
+ * @reply_max:	largest reply accepted; at most the pool's buf_size
+ * @tag:	any value; KRPC_CMD_CANCEL finds the call by it
+ * @reserved:	must be 0
+ *
+ * Completion: res = reply length or -errno (KRPC_RES2_F_REMOTE: the status
+ * came from the server); res2: the reply buffer, now owned by the process,
+ * and the reply's offset in it (KRPC_RES2_*).  @buf is owned by the process
+ * again, whatever the outcome.
+ */
+struct krpc_cmd_call {
+	__u32 conn;
+	__u32 method;
+	__u32 buf;
+	__u32 offset;
+	__u32 len;
+	__u32 flags;
+	__u32 timeout_ms;
+	__u32 reply_max;
+	__u64 tag;
+	__u64 reserved[2];
+};
+
+/* No reply: completes (res 0) once the message is sent. */
+#define KRPC_CALL_F_ONEWAY	(1U << 0)
+#define KRPC_CALL_F_ALL		KRPC_CALL_F_ONEWAY
+
+/**
+ * struct krpc_cmd_cancel - KRPC_CMD_CANCEL
+ * @conn:	connection handle
+ * @flags:	must be 0
+ * @tag:	krpc_cmd_call.tag of the calls to cancel
+ * @reserved:	must be 0
+ *
+ * Completion: res = number of calls cancelled (they complete with
+ * -ECANCELED), or -ENOENT if no call in flight has @tag.
+ */
+struct krpc_cmd_cancel {
+	__u32 conn;
+	__u32 flags;
+	__u64 tag;
+	__u64 reserved[2];
+};
+
+/**
+ * struct krpc_cmd_slot - KRPC_CMD_FETCH, KRPC_CMD_REPLY, KRPC_CMD_REPLY_FETCH
+ * @server:	server handle
+ * @slot:	slot, below krpc_listen.nr_slots
+ * @buf:	REPLY*: reply buffer or KRPC_BUF_NONE; FETCH: KRPC_BUF_NONE
+ * @offset:	REPLY*: payload offset in @buf; FETCH: 0
+ * @len:	REPLY*: payload bytes; FETCH: 0
+ * @status:	REPLY*: 0, or a -errno (-4095..-1) the caller receives;
+ *		FETCH: 0
+ * @flags:	must be 0
+ * @reserved0:	must be 0
+ * @reserved:	must be 0
+ *
+ * FETCH waits on an idle slot for a request.  Completion: res = request
+ * length or -errno; res2: the request's buffer (now the process's) and
+ * offset; the slot's struct krpc_req_desc describes the request.  The slot
+ * then holds the request until REPLY (completes, res 0, once the reply
+ * buffer is back) or REPLY_FETCH (answers and waits for the next request on
+ * the slot; its completion is that of a FETCH, delayed until the reply
+ * buffer is back).
+ */
+struct krpc_cmd_slot {
+	__u32 server;
+	__u32 slot;
+	__u32 buf;
+	__u32 offset;
+	__u32 len;
+	__s32 status;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct krpc_cmd_bufs - KRPC_CMD_BUF_ALLOC, KRPC_CMD_BUF_FREE
+ * @pool:	pool handle
+ * @count:	ALLOC: 1; FREE: entries of @bufs, 1..KRPC_CMD_BUFS_MAX
+ * @flags:	must be 0
+ * @reserved0:	must be 0
+ * @bufs:	FREE: buffer indexes; ALLOC: must be 0; unused entries 0
+ *
+ * Completion: ALLOC: res = buffer index (now the process's) or -ENOBUFS;
+ * FREE: res = count, or -EBUSY / -EINVAL with nothing freed.
+ */
+struct krpc_cmd_bufs {
+	__u32 pool;
+	__u32 count;
+	__u32 flags;
+	__u32 reserved0;
+	__u32 bufs[16];
+};
+
+#define KRPC_CMD_CONNECT	_IOWR(KRPC_IOC_MAGIC, 0x40, struct krpc_cmd_connect)
+#define KRPC_CMD_CALL		_IOWR(KRPC_IOC_MAGIC, 0x41, struct krpc_cmd_call)
+#define KRPC_CMD_CANCEL		_IOWR(KRPC_IOC_MAGIC, 0x42, struct krpc_cmd_cancel)
+#define KRPC_CMD_FETCH		_IOWR(KRPC_IOC_MAGIC, 0x43, struct krpc_cmd_slot)
+#define KRPC_CMD_REPLY		_IOWR(KRPC_IOC_MAGIC, 0x44, struct krpc_cmd_slot)
+#define KRPC_CMD_REPLY_FETCH	_IOWR(KRPC_IOC_MAGIC, 0x45, struct krpc_cmd_slot)
+#define KRPC_CMD_BUF_ALLOC	_IOWR(KRPC_IOC_MAGIC, 0x46, struct krpc_cmd_bufs)
+#define KRPC_CMD_BUF_FREE	_IOWR(KRPC_IOC_MAGIC, 0x47, struct krpc_cmd_bufs)
+
+/*
+ * The second result of a completion (big_cqe[0] of the 32-byte CQE):
+ * bits 0..23 a buffer handed to the process (KRPC_BUF_NONE if none),
+ * bits 24..31 KRPC_RES2_F_* flags, bits 32..63 the payload offset in
+ * that buffer.
+ */
+#define KRPC_RES2_BUF(r)	((__u32)((r) & 0xffffffU))
+#define KRPC_RES2_FLAGS(r)	((__u32)(((r) >> 24) & 0xffU))
+#define KRPC_RES2_OFFSET(r)	((__u32)((__u64)(r) >> 32))
+
+/* CALL: the (error) status was set by the server's handler. */
+#define KRPC_RES2_F_REMOTE	(1U << 0)
+/* FETCH: one-way request. */
+#define KRPC_RES2_F_ONEWAY	(1U << 1)
 
 #endif /* _UAPI_LINUX_KRPC_H */

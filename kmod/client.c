@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Client handles: one connection to one server.
+ */
+#include <linux/slab.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <net/net_namespace.h>
+
+#include "krpc_priv.h"
+#include "transport.h"
+#include "pool.h"
+
+struct krpc_client {
+	struct krpc_conn *conn;
+	const struct krpc_client_ops *ops;
+	void *priv;
+};
+
+struct krpc_conn *krpc_client_conn(struct krpc_client *clnt)
+{
+	return clnt->conn;
+}
+
+const struct krpc_client_ops *krpc_client_ops_of(struct krpc_client *clnt)
+{
+	return clnt->ops;
+}
+
+void *krpc_client_priv_of(struct krpc_client *clnt)
+{
+	return clnt->priv;
+}
+
+static int addr_check(const struct sockaddr_storage *ss)
+{
+	switch (ss->ss_family) {
+	case AF_INET:
+	case AF_INET6:
+		return 0;
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+/**
+ * krpc_client_create() - connect to a server
+ * @opts:	where and how
+ *
+ * Resolves the address in the namespace, connects and completes the krpc
+ * handshake.  A server that rejects the handshake makes this fail with the
+ * reason mapped to an errno (-EPROTONOSUPPORT: protocol version; -EINVAL:
+ * parameters; -ECONNREFUSED: other reasons, also logged).
+ *
+ * Context: process context, sleeps up to the connect timeout.
+ * Return: the client, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
+ * -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EPROTONOSUPPORT, ...).
+ */
+struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
+{
+	unsigned int depth = opts->depth ? opts->depth : krpc_param(depth);
+	unsigned int tmo = opts->connect_timeout_ms ?
+		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
+	struct net *net = opts->net ? opts->net : current->nsproxy->net_ns;
+	struct krpc_client *clnt;
+	struct krpc_conn *conn;
+	int ret;
+
+	might_sleep();
+	ret = addr_check(&opts->addr);
+	if (ret)
+		return ERR_PTR(ret);
+	if (depth > krpc_param_depth.max)
+		return ERR_PTR(-EINVAL);
+
+	clnt = kzalloc(sizeof(*clnt), GFP_KERNEL);
+	if (!clnt)
+		return ERR_PTR(-ENOMEM);
+	conn = krpc_conn_alloc(&krpc_rdma_ops, net, false, depth);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto out_free_clnt;
+	}
+	conn->peer = opts->addr;
+	if (opts->pool) {
+		/* The transport checks it against the device (krpc_rdma_setup). */
+		krpc_pool_get(opts->pool);
+		conn->pool = opts->pool;
+	}
+	conn->timeout_ms = opts->timeout_ms ? opts->timeout_ms :
+		krpc_param(call_timeout_ms);
+
+	ret = conn->ops->connect(conn, opts);
+	if (ret)
+		goto out_put_conn;
+	/* The transport bounds each step; this bounds the sum. */
+	if (!wait_for_completion_timeout(&conn->up,
+					 msecs_to_jiffies(2 * tmo + 1000)))
+		conn->ops->shutdown(conn, -ETIMEDOUT);
+	wait_for_completion(&conn->up);
+
+	krpc_conn_lock(conn);
+	if (conn->state != KRPC_CONN_UP) {
+		ret = conn->connect_err ? conn->connect_err : -ECONNREFUSED;
+		krpc_conn_unlock(conn);
+		conn->ops->shutdown(conn, ret);
+		wait_for_completion(&conn->dead);
+		goto out_put_conn;
+	}
+	clnt->conn = conn;
+	clnt->ops = opts->ops;
+	clnt->priv = opts->priv;
+	conn->clnt = clnt;
+	krpc_conn_unlock(conn);
+	return clnt;
+
+out_put_conn:
+	krpc_conn_put(conn);
+out_free_clnt:
+	kfree(clnt);
+	return ERR_PTR(ret);
+}
+KRPC_EXPORT(krpc_client_create);
+
+/**
+ * krpc_client_destroy() - disconnect and free a client
+ * @clnt:	the client
+ *
+ * Every call still queued or in flight completes with -ESHUTDOWN before
+ * this returns (in the canonical order: the queue pair is drained first).
+ * The disconnected callback is not called for this teardown.
+ *
+ * Context: process context, sleeps.
+ */
+void krpc_client_destroy(struct krpc_client *clnt)
+{
+	struct krpc_conn *conn = clnt->conn;
+
+	might_sleep();
+	krpc_conn_lock(conn);
+	conn->clnt = NULL;
+	krpc_conn_unlock(conn);
+	conn->ops->shutdown(conn, -ESHUTDOWN);
+	wait_for_completion(&conn->dead);
+	krpc_conn_put(conn);
+	kfree(clnt);
+}
+KRPC_EXPORT(krpc_client_destroy);
+
+/**
+ * krpc_client_pool() - the registered pool of a client's connection
+ * @clnt:	the client
+ *
+ * Request payloads and reply destinations must come from this pool.
+ *
+ * Context: any context.
+ * Return: the pool; valid while the client exists.
+ */
+struct krpc_pool *krpc_client_pool(struct krpc_client *clnt)
+{
+	return clnt->conn->pool;
+}
+KRPC_EXPORT(krpc_client_pool);
+
+/**
+ * krpc_client_query() - state and counters of a client's connection
+ * @clnt:	the client
+ * @info:	filled in
+ *
+ * Context: any context.
+ * Return: 0.
+ */
+int krpc_client_query(struct krpc_client *clnt, struct krpc_conn_info *info)
+{
+	struct krpc_conn *conn = clnt->conn;
+
+	krpc_conn_lock(conn);
+	krpc_conn_fill_info_locked(conn, info);
+	krpc_conn_unlock(conn);
+	return 0;
+}
+KRPC_EXPORT(krpc_client_query);

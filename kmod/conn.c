@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connections as the RPC core sees them: state, slots, deferred work and
+ * counters.  The transport owns everything below (queue pairs, credits).
+ *
+ * States only move forward: CONNECTING -> UP -> DEAD, or CONNECTING ->
+ * DEAD.  A connection is never reused: reconnecting makes a new one.
+ */
+#include <linux/slab.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+
+#include "krpc_priv.h"
+#include "transport.h"
+#include "pool.h"
+
+const char *const krpc_stat_names[KRPC_STAT_NR] = {
+	[KRPC_STAT_CALLS]		= "calls",
+	[KRPC_STAT_REPLIES]		= "replies",
+	[KRPC_STAT_BYTES_TX]		= "bytes_tx",
+	[KRPC_STAT_BYTES_RX]		= "bytes_rx",
+	[KRPC_STAT_ERRORS]		= "errors",
+	[KRPC_STAT_TIMEOUTS]		= "timeouts",
+	[KRPC_STAT_CANCELS]		= "cancels",
+	[KRPC_STAT_RETRIES]		= "retries",
+	[KRPC_STAT_RNR_NAKS]		= "rnr_naks",
+	[KRPC_STAT_CREDIT_STALLS]	= "credit_stalls",
+	[KRPC_STAT_WINDOW_FULL]		= "window_full",
+	[KRPC_STAT_STALE]		= "stale",
+	[KRPC_STAT_EAGER]		= "eager",
+	[KRPC_STAT_RDV]			= "rdv",
+	[KRPC_STAT_MR_GRANTS]		= "mr_grants",
+	[KRPC_STAT_DP_REGS]		= "dp_regs",
+	[KRPC_STAT_COPIES]		= "copies",
+};
+
+static_assert(sizeof(struct krpc_conn_stats) == KRPC_STAT_NR * sizeof(u64));
+
+static LIST_HEAD(krpc_conns);
+static DEFINE_SPINLOCK(krpc_conns_lock);
+static atomic_t krpc_conn_ids = ATOMIC_INIT(0);
+
+void krpc_conn_stat_add(struct krpc_conn *conn, enum krpc_stat s, u64 n)
+{
+	atomic64_add(n, &conn->stats[s]);
+	atomic64_add(n, &krpc_stats.conn[s]);
+}
+
+struct krpc_conn *krpc_conn_alloc(const struct krpc_transport_ops *ops,
+				  struct net *net, bool server,
+				  unsigned int max_depth)
+{
+	struct krpc_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	spin_lock_init(&conn->lock);
+	conn->state = KRPC_CONN_CONNECTING;
+	conn->server = server;
+	conn->ops = ops;
+	conn->max_depth = max_depth;
+	INIT_LIST_HEAD(&conn->backlog);
+	INIT_LIST_HEAD(&conn->srv_node);
+	INIT_LIST_HEAD(&conn->done_list);
+	INIT_LIST_HEAD(&conn->run_list);
+	INIT_LIST_HEAD(&conn->free_list);
+	init_completion(&conn->up);
+	init_completion(&conn->dead);
+
+	if (server) {
+		conn->reqs = kcalloc(max_depth, sizeof(*conn->reqs), GFP_KERNEL);
+		if (!conn->reqs)
+			goto out_free;
+	} else {
+		conn->calls = kcalloc(max_depth, sizeof(*conn->calls),
+				      GFP_KERNEL);
+		conn->free_slots = kcalloc(max_depth, sizeof(*conn->free_slots),
+					   GFP_KERNEL);
+		if (!conn->calls || !conn->free_slots)
+			goto out_free;
+	}
+	conn->net = get_net(net);
+	conn->id = atomic_inc_return(&krpc_conn_ids);
+
+	spin_lock_bh(&krpc_conns_lock);
+	list_add_tail(&conn->all_node, &krpc_conns);
+	spin_unlock_bh(&krpc_conns_lock);
+	atomic64_inc(&krpc_stats.conns_open);
+	atomic64_inc(&krpc_stats.conns_total);
+	return conn;
+
+out_free:
+	kfree(conn->reqs);
+	kfree(conn->calls);
+	kfree(conn->free_slots);
+	kfree(conn);
+	return NULL;
+}
+
+/*
+ * The last reference is dropped by the owner after teardown, or by a call
+ * or request that outlived it; never under conn->lock (see krpc_priv.h).
+ */
+static void conn_release(struct kref *ref)
+{
+	struct krpc_conn *conn = container_of(ref, struct krpc_conn, ref);
+
+	spin_lock_bh(&krpc_conns_lock);
+	list_del(&conn->all_node);
+	spin_unlock_bh(&krpc_conns_lock);
+
+	if (conn->ops->free)
+		conn->ops->free(conn);
+	if (conn->srv)
+		krpc_server_put(conn->srv);
+	if (conn->pool)
+		krpc_pool_put(conn->pool);
+	put_net(conn->net);
+	kfree(conn->reqs);
+	kfree(conn->calls);
+	kfree(conn->free_slots);
+	kfree(conn);
+	atomic64_dec(&krpc_stats.conns_open);
+}
+
+void krpc_conn_get(struct krpc_conn *conn)
+{
+	kref_get(&conn->ref);
+}
+
+void krpc_conn_put(struct krpc_conn *conn)
+{
+	kref_put(&conn->ref, conn_release);
+}
+
+void krpc_conn_lock(struct krpc_conn *conn)
+	__acquires(&conn->lock)
+{
+	spin_lock_bh(&conn->lock);
+}
+
+/*
+ * Drop conn->lock, then run what was queued under it: user completions,
+ * NOSLEEP handlers, request frees (which may drop connection references).
+ */
+void krpc_conn_unlock(struct krpc_conn *conn)
+	__releases(&conn->lock)
+{
+	struct krpc_call *call, *tc;
+	struct krpc_req *req, *tr;
+	LIST_HEAD(done);
+	LIST_HEAD(run);
+	LIST_HEAD(free);
+	int reset = conn->reset;
+
+	conn->reset = 0;
+	list_splice_init(&conn->done_list, &done);
+	list_splice_init(&conn->run_list, &run);
+	list_splice_init(&conn->free_list, &free);
+	spin_unlock_bh(&conn->lock);
+
+	if (reset)
+		conn->ops->shutdown(conn, reset);
+
+	list_for_each_entry_safe(call, tc, &done, node) {
+		list_del_init(&call->node);
+		krpc_call_run_done(call);
+	}
+	list_for_each_entry_safe(req, tr, &run, node) {
+		list_del_init(&req->node);
+		krpc_req_run(req);
+	}
+	list_for_each_entry_safe(req, tr, &free, node) {
+		list_del_init(&req->node);
+		krpc_req_destroy(req);
+	}
+}
+
+/* The transport finished the handshake: calls may flow. */
+void krpc_conn_established_locked(struct krpc_conn *conn, u32 depth,
+				  u32 inline_max, u32 max_msg)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&conn->lock);
+	conn->depth = min(depth, conn->max_depth);
+	conn->inline_max = inline_max;
+	conn->max_msg = max_msg;
+	if (!conn->server) {
+		/* Slot 0 on top: low slots get used first. */
+		for (i = 0; i < conn->depth; i++)
+			conn->free_slots[i] = conn->depth - 1 - i;
+		conn->nr_free = conn->depth;
+	}
+	conn->state = KRPC_CONN_UP;
+	complete_all(&conn->up);
+}
+
+void krpc_conn_connect_failed(struct krpc_conn *conn, int err)
+{
+	spin_lock_bh(&conn->lock);
+	if (!conn->connect_err)
+		conn->connect_err = err;
+	spin_unlock_bh(&conn->lock);
+	complete_all(&conn->up);
+}
+
+/* First step of the canonical teardown order: nothing new starts. */
+void krpc_conn_dead_locked(struct krpc_conn *conn, int reason)
+{
+	lockdep_assert_held(&conn->lock);
+	if (conn->state == KRPC_CONN_DEAD)
+		return;
+	if (conn->state == KRPC_CONN_CONNECTING && !conn->connect_err)
+		conn->connect_err = reason;
+	conn->state = KRPC_CONN_DEAD;
+	conn->reason = reason;
+}
+
+/*
+ * Last step of a transport's teardown: the queue pair is drained and the
+ * transport failed every call it held.  Fail what never reached the
+ * transport, tell the owner, and let waiters go.
+ *
+ * Context: process context.
+ */
+void krpc_conn_teardown_done(struct krpc_conn *conn)
+{
+	const struct krpc_client_ops *cops = NULL;
+	struct krpc_client *clnt;
+	struct krpc_server *srv;
+	int reason;
+
+	krpc_conn_lock(conn);
+	krpc_conn_dead_locked(conn, -ECONNRESET);
+	reason = conn->reason;
+	krpc_conn_fail_backlog_locked(conn, reason);
+	if (conn->server)
+		krpc_conn_orphan_reqs_locked(conn);
+	clnt = conn->clnt;
+	if (clnt)
+		cops = krpc_client_ops_of(clnt);
+	krpc_conn_unlock(conn);
+	complete_all(&conn->up);
+
+	srv = conn->srv;
+	if (srv)
+		krpc_server_remove_conn(srv, conn);
+	if (cops && cops->disconnected)
+		cops->disconnected(clnt, reason, krpc_client_priv_of(clnt));
+	complete_all(&conn->dead);
+}
+
+void krpc_conn_fill_info_locked(struct krpc_conn *conn,
+				struct krpc_conn_info *info)
+{
+	u64 *out = (u64 *)&info->stats;
+	unsigned int i, busy = 0;
+
+	lockdep_assert_held(&conn->lock);
+	memset(info, 0, sizeof(*info));
+	info->state = conn->state;
+	info->reason = conn->reason;
+	info->depth = conn->depth;
+	if (conn->server) {
+		for (i = 0; i < conn->depth; i++)
+			busy += !!conn->reqs[i];
+	} else {
+		busy = conn->depth - conn->nr_free;
+	}
+	info->inflight = busy;
+	info->queued = conn->nr_backlog;
+	info->inline_max = conn->inline_max;
+	info->max_msg = conn->max_msg;
+	for (i = 0; i < KRPC_STAT_NR; i++)
+		out[i] = atomic64_read(&conn->stats[i]);
+	if (conn->ops->query && conn->state != KRPC_CONN_CONNECTING)
+		conn->ops->query(conn, info);
+}
+
+static const char *const state_names[] = {
+	[KRPC_CONN_CONNECTING]	= "connecting",
+	[KRPC_CONN_UP]		= "up",
+	[KRPC_CONN_DEAD]	= "dead",
+};
+
+/* debugfs krpc/conns: one line per connection, "key=value" fields. */
+int krpc_conns_show(struct seq_file *m, void *unused)
+{
+	struct krpc_conn_info info;
+	struct krpc_conn *conn;
+	unsigned int i;
+
+	spin_lock_bh(&krpc_conns_lock);
+	list_for_each_entry(conn, &krpc_conns, all_node) {
+		spin_lock(&conn->lock);
+		krpc_conn_fill_info_locked(conn, &info);
+		spin_unlock(&conn->lock);
+		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u",
+			   conn->id, conn->server ? "server" : "client",
+			   conn->ops->name, state_names[info.state],
+			   info.reason, &conn->peer, info.depth,
+			   info.inflight, info.queued, info.send_credits,
+			   info.inline_max, info.max_msg);
+		for (i = 0; i < KRPC_STAT_NR; i++)
+			seq_printf(m, " %s=%llu", krpc_stat_names[i],
+				   ((u64 *)&info.stats)[i]);
+		seq_putc(m, '\n');
+	}
+	spin_unlock_bh(&krpc_conns_lock);
+	return 0;
+}

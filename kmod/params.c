@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module parameters, each with a validated range.  Sizes are read when a
+ * pool or connection is created (0444: fixed at load); timeouts are read
+ * per call or per timer tick and may be changed at run time (0644).
+ */
+#include <linux/moduleparam.h>
+#include <linux/log2.h>
+#include <linux/sysfs.h>
+
+#include "krpc_priv.h"
+#include "pool.h"
+#include "wire.h"
+
+static int range_set(const char *val, const struct kernel_param *kp)
+{
+	struct krpc_param *p = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < p->min || v > p->max) {
+		pr_err("%s=%u is outside [%u, %u]\n", kp->name, v, p->min,
+		       p->max);
+		return -ERANGE;
+	}
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int range_get(char *buf, const struct kernel_param *kp)
+{
+	const struct krpc_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(p->val));
+}
+
+static const struct kernel_param_ops range_ops = {
+	.set = range_set,
+	.get = range_get,
+};
+
+#define KRPC_PARAM(name, def, lo, hi, perm, desc)			\
+	struct krpc_param krpc_param_##name = { def, lo, hi };		\
+	module_param_cb(name, &range_ops, &krpc_param_##name, perm);	\
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]")
+
+KRPC_PARAM(depth, 128, 1, 1024, 0444,
+	   "outstanding calls per connection (slots)");
+KRPC_PARAM(buf_size, 4096, 1024, 65536, 0444,
+	   "bytes per receive buffer (power of two): header plus inline payload");
+KRPC_PARAM(eager_max, 0, 0, 65472, 0444,
+	   "largest payload sent inline; 0 = buf_size - 64");
+KRPC_PARAM(max_msg, 1048576, 65536, 67108864, 0444,
+	   "largest message payload (multiple of 64 KiB)");
+KRPC_PARAM(pool_small, 2048, 64, 1048576, 0444,
+	   "buf_size buffers per device pool");
+KRPC_PARAM(pool_medium, 128, 0, 65536, 0444,
+	   "64 KiB buffers per device pool");
+KRPC_PARAM(pool_large, 16, 1, 4096, 0444,
+	   "max_msg buffers per device pool");
+KRPC_PARAM(call_timeout_ms, 30000, 10, 3600000, 0644,
+	   "default call timeout");
+KRPC_PARAM(connect_timeout_ms, 5000, 100, 600000, 0644,
+	   "address resolution and connection setup timeout");
+KRPC_PARAM(ka_interval_ms, 1000, 50, 60000, 0644,
+	   "send a keepalive after this long without sending");
+KRPC_PARAM(ka_timeout_ms, 5000, 200, 600000, 0644,
+	   "declare the peer dead after this long without receiving");
+KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
+	   "pool memory (MiB) one user may have mapped through /dev/krpc, also with CAP_IPC_LOCK");
+KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,
+	   "RNR retry count of QPs; 0 makes any RNR NAK fatal and counted");
+
+/* Cross-parameter rules; checked once at module load. */
+int krpc_params_check(void)
+{
+	u32 buf = krpc_param(buf_size), eager = krpc_param(eager_max);
+	u32 max = krpc_param(max_msg);
+
+	if (!is_power_of_2(buf)) {
+		pr_err("buf_size=%u is not a power of two\n", buf);
+		return -EINVAL;
+	}
+	if (eager > buf - KRPC_HDR_SIZE) {
+		pr_err("eager_max=%u exceeds buf_size - %u\n", eager,
+		       KRPC_HDR_SIZE);
+		return -EINVAL;
+	}
+	if (max % KRPC_SEG_SIZE) {
+		pr_err("max_msg=%u is not a multiple of %u\n", max,
+		       KRPC_SEG_SIZE);
+		return -EINVAL;
+	}
+	if (krpc_param(ka_timeout_ms) < 2 * krpc_param(ka_interval_ms)) {
+		pr_err("ka_timeout_ms must be at least twice ka_interval_ms\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void krpc_params_pool_cfg(struct krpc_pool_cfg *cfg)
+{
+	cfg->small_size = krpc_param(buf_size);
+	cfg->nr_small = krpc_param(pool_small);
+	cfg->nr_medium = krpc_param(pool_medium);
+	cfg->large_size = krpc_param(max_msg);
+	cfg->nr_large = krpc_param(pool_large);
+}
+
+/* Largest payload this side sends inline, before the peer's limit. */
+u32 krpc_params_inline_max(void)
+{
+	u32 eager = krpc_param(eager_max);
+
+	return eager ? eager : krpc_param(buf_size) - KRPC_HDR_SIZE;
+}

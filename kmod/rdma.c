@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA transport, send side and connection resources.
+ *
+ * Flow control.  Each side posts nr_recv receives and tells the peer in the
+ * handshake; the peer may send that many messages.  Every message carries
+ * in hdr.credits the receives its sender reposted since its previous
+ * message.  A sender never has more messages in flight than the receiver
+ * has posted receives, so a receiver-not-ready NAK cannot happen (the QP's
+ * rnr_retry is 0 by default, which makes one fatal and visible).  The last
+ * credit is only spent by a message that returns credits (RDS's rule): two
+ * sides that both hold credits to return can never both be stuck at zero.
+ *
+ * Send-queue slots.  Every work request is signalled, and each completion,
+ * successful or flushed, returns one slot; a chain is posted only when all
+ * its slots are free, one slot stays reserved for ib_drain_qp().  Work that
+ * cannot go out waits on rc->sendq, in order.
+ */
+#include <linux/slab.h>
+
+#include "rdma.h"
+#include "pool.h"
+#include "transport.h"
+
+/* ---------------------------------------------------------------------- */
+/* Send contexts */
+
+static void serve_waiters_locked(struct krpc_rdma_conn *rc);
+
+struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc)
+{
+	struct krpc_sctx *sctx;
+
+	lockdep_assert_held(&rc->conn->lock);
+	sctx = list_first_entry_or_null(&rc->free_sctx, struct krpc_sctx, node);
+	if (!sctx)
+		return NULL;
+	list_del_init(&sctx->node);
+	rc->nr_free_sctx--;
+	return sctx;
+}
+
+void krpc_sctx_put_locked(struct krpc_sctx *sctx)
+{
+	struct krpc_rdma_conn *rc = sctx->rc;
+
+	lockdep_assert_held(&rc->conn->lock);
+	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
+		     sctx->rbuf || sctx->mr[0] || sctx->mr[1]);
+	sctx->replied = false;
+	sctx->aborted = false;
+	sctx->released = false;
+	sctx->reading = false;
+	sctx->inv_pending = 0;
+	list_add(&sctx->node, &rc->free_sctx);
+	rc->nr_free_sctx++;
+	serve_waiters_locked(rc);
+}
+
+void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
+{
+	lockdep_assert_held(&sctx->rc->conn->lock);
+	sctx->ops |= op;
+	if (list_empty(&sctx->node))
+		list_add_tail(&sctx->node, &sctx->rc->sendq);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Posting */
+
+static bool credit_ok(struct krpc_rdma_conn *rc)
+{
+	return rc->send_credits >= 2 ||
+	       (rc->send_credits == 1 && rc->grant_pending);
+}
+
+void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason)
+{
+	lockdep_assert_held(&rc->conn->lock);
+	krpc_conn_dead_locked(rc->conn, reason);
+	rc->live = false;
+	if (!rc->teardown_queued) {
+		rc->teardown_queued = true;
+		queue_work(krpc_wq, &rc->teardown_work);
+	}
+}
+
+void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason)
+{
+	krpc_conn_lock(rc->conn);
+	krpc_rdma_fail_locked(rc, reason);
+	krpc_conn_unlock(rc->conn);
+}
+
+/*
+ * Post a chain on behalf of @sctx.  @msg: the chain ends in a SEND that
+ * takes a credit.  On failure the connection dies; requests posted before
+ * the failing one still complete (flushed) and are accounted.
+ */
+static int post_chain(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+		      struct ib_send_wr *first, bool msg)
+{
+	const struct ib_send_wr *bad = NULL, *wr;
+	unsigned int n = 0;
+	int ret;
+
+	ret = ib_post_send(rc->qp, first, &bad);
+	for (wr = first; wr && wr != bad; wr = wr->next)
+		n++;
+	rc->sq_avail -= n;
+	sctx->wr_pending += n;
+	if (ret) {
+		pr_err("conn %u: ib_post_send: %d\n", rc->conn->id, ret);
+		krpc_rdma_fail_locked(rc, -EIO);
+		return ret;
+	}
+	if (msg) {
+		rc->send_credits--;
+		rc->last_tx = jiffies;
+	}
+	return 0;
+}
+
+static void hdr_init(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+		     u8 type, u8 flags, u32 method, u64 call_id, u32 status,
+		     u32 len)
+{
+	struct krpc_wire_hdr *hdr = sctx->hdr;
+	u32 grant = min_t(u32, rc->grant_pending, U16_MAX);
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->type = type;
+	hdr->flags = flags;
+	hdr->credits = cpu_to_le16(grant);
+	hdr->method = cpu_to_le32(method);
+	hdr->call_id = cpu_to_le64(call_id);
+	hdr->status = cpu_to_le32(status);
+	hdr->len = cpu_to_le32(len);
+	rc->grant_pending -= grant;
+}
+
+static void send_wr_init(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+			 struct ib_send_wr *wr, struct ib_sge *sge,
+			 unsigned int nsge)
+{
+	ib_dma_sync_single_for_device(rc->ibdev, sctx->hdr_dma, KRPC_HDR_SIZE,
+				      DMA_TO_DEVICE);
+	sge[0].addr = sctx->hdr_dma;
+	sge[0].length = KRPC_HDR_SIZE;
+	sge[0].lkey = rc->kdev->pd->local_dma_lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->opcode = IB_WR_SEND;
+	wr->wr_cqe = &sctx->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	wr->sg_list = sge;
+	wr->num_sge = nsge;
+}
+
+static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
+{
+	struct krpc_sctx *sctx;
+	struct ib_send_wr wr;
+	struct ib_sge sge;
+
+	if (!rc->sq_avail || !credit_ok(rc))
+		return -EAGAIN;
+	sctx = krpc_sctx_get_locked(rc);
+	if (!sctx)
+		return -EAGAIN;
+	sctx->ctrl_type = type;
+	sctx->ctrl_id = call_id;
+	hdr_init(rc, sctx, type, 0, 0, call_id, 0, 0);
+	send_wr_init(rc, sctx, &wr, &sge, 1);
+	return post_chain(rc, sctx, &wr, true);
+}
+
+static int post_inv_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
+{
+	struct ib_send_wr inv[2], *prev = NULL, *first = NULL;
+	unsigned int i, n = 0;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
+		if (sctx->mr_state[i] != MR_VALID)
+			continue;
+		memset(&inv[n], 0, sizeof(inv[n]));
+		inv[n].opcode = IB_WR_LOCAL_INV;
+		inv[n].wr_cqe = &sctx->cqe;
+		inv[n].send_flags = IB_SEND_SIGNALED;
+		inv[n].ex.invalidate_rkey = sctx->mr[i]->rkey;
+		if (prev)
+			prev->next = &inv[n];
+		else
+			first = &inv[n];
+		prev = &inv[n++];
+	}
+	if (!n)
+		return 0;
+	if (rc->sq_avail < n)
+		return -EAGAIN;
+	ret = post_chain(rc, sctx, first, false);
+	if (ret)
+		return ret;
+	for (i = 0; i < ARRAY_SIZE(sctx->mr); i++)
+		if (sctx->mr_state[i] == MR_VALID)
+			sctx->mr_state[i] = MR_INV;
+	sctx->inv_pending += n;
+	return 0;
+}
+
+/* Client: register the rendezvous regions and send the request. */
+static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
+{
+	struct krpc_call *call = sctx->call;
+	struct krpc_conn *conn = rc->conn;
+	struct krpc_buf *buf = call->req.type == KRPC_PL_BUF ? call->req.buf : NULL;
+	struct krpc_buf *rdst = call->reply_dst;
+	u32 len = krpc_call_len(call);
+	bool rdv = len > conn->inline_max;
+	unsigned int nreg = rdv + !!rdst, nsge = 1, r = 0;
+	struct ib_reg_wr reg[2];
+	struct ib_send_wr send, *first;
+	struct ib_sge sge[3];
+	u8 flags = 0;
+	int ret;
+
+	if (rc->sq_avail < nreg + 1)
+		return -EAGAIN;
+	if (!credit_ok(rc)) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
+		return -EAGAIN;
+	}
+	if (rdv) {
+		ret = krpc_mr_map(rc, sctx, 0, buf, buf->off, len,
+				  IB_ACCESS_REMOTE_READ, &reg[r++]);
+		if (ret)
+			goto out_fail;
+		flags |= KRPC_WF_RDV_REQ;
+	}
+	if (rdst) {
+		ret = krpc_mr_map(rc, sctx, 1, rdst, 0, rdst->size,
+				  IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+				  &reg[r++]);
+		if (ret)
+			goto out_fail;
+		flags |= KRPC_WF_RDV_REPLY;
+	}
+	hdr_init(rc, sctx, call->flags & KRPC_CALL_ONEWAY ? KRPC_MSG_ONEWAY :
+		 KRPC_MSG_REQUEST, flags, call->method, call->id, 0, len);
+	if (rdv) {
+		sctx->hdr->req.addr = cpu_to_le64(sctx->mr[0]->iova);
+		sctx->hdr->req.rkey = cpu_to_le32(sctx->mr[0]->rkey);
+		sctx->hdr->req.len = cpu_to_le32(len);
+	}
+	if (rdst) {
+		sctx->hdr->rep.addr = cpu_to_le64(sctx->mr[1]->iova);
+		sctx->hdr->rep.rkey = cpu_to_le32(sctx->mr[1]->rkey);
+		sctx->hdr->rep.len = cpu_to_le32(rdst->size);
+	}
+	if (!rdv && len) {
+		krpc_buf_sync(buf, buf->off, len, true);
+		nsge += krpc_buf_sges(rc, buf, buf->off, len, &sge[1], 2);
+	}
+	send_wr_init(rc, sctx, &send, sge, nsge);
+
+	first = &send;
+	if (r == 2) {
+		reg[0].wr.next = &reg[1].wr;
+		reg[1].wr.next = &send;
+		first = &reg[0].wr;
+	} else if (r == 1) {
+		reg[0].wr.next = &send;
+		first = &reg[0].wr;
+	}
+	ret = post_chain(rc, sctx, first, true);
+	if (ret)
+		return ret;
+	krpc_conn_stat_inc(conn, rdv ? KRPC_STAT_RDV : KRPC_STAT_EAGER);
+	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
+	return 0;
+
+out_fail:
+	pr_err("conn %u: cannot map a rendezvous region: %d\n", conn->id, ret);
+	krpc_rdma_fail_locked(rc, -EIO);
+	return ret;
+}
+
+/* Server: fetch a rendezvous request payload into sctx->rbuf. */
+static int post_read_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
+{
+	struct krpc_req *req = sctx->req;
+	u32 len = req->xrdv[0].len;
+	unsigned int nwr;
+
+	nwr = krpc_rw_nr_wr(rc, sctx->rbuf, 0, len, rc->max_sge_rd);
+	if (rc->sq_avail < nwr)
+		return -EAGAIN;
+	sctx->rbuf->off = 0;
+	krpc_buf_sync(sctx->rbuf, 0, len, true);
+	nwr = krpc_rw_build(rc, sctx, IB_WR_RDMA_READ, sctx->rbuf, len,
+			    req->xrdv[0].addr, req->xrdv[0].rkey,
+			    rc->max_sge_rd);
+	if (!nwr) {
+		krpc_rdma_fail_locked(rc, -EIO);
+		return -EIO;
+	}
+	return post_chain(rc, sctx, &rc->wr[0].wr, false);
+}
+
+/* Server: the reply, inline or written into the client's region. */
+static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
+{
+	struct krpc_req *req = sctx->req;
+	struct krpc_conn *conn = rc->conn;
+	struct krpc_buf *reply = req->reply;
+	u32 len = reply ? reply->len : 0, wstatus = 0, inv_rkey = 0;
+	u8 type = KRPC_MSG_REPLY, flags = 0;
+	unsigned int nwr = 0, nsge = 1;
+	struct ib_send_wr send;
+	struct ib_sge sge[3];
+	int ret;
+
+	if (req->status) {
+		type = KRPC_MSG_ERROR;
+		wstatus = (req->flags & REQ_NOMETHOD) ? KRPC_WS_NO_METHOD :
+			  -req->status;
+		len = 0;
+	} else if (len > conn->inline_max) {
+		if (len <= req->xrdv[1].len && (rc->features & KRPC_WFEAT_RDV)) {
+			flags = KRPC_WF_WRITTEN;
+			nwr = krpc_rw_nr_wr(rc, reply, reply->off, len,
+					    rc->max_sge);
+		} else {
+			type = KRPC_MSG_ERROR;
+			wstatus = EMSGSIZE;
+			len = 0;
+		}
+	}
+	if (rc->sq_avail < nwr + 1)
+		return -EAGAIN;
+	if (!credit_ok(rc)) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
+		return -EAGAIN;
+	}
+
+	if (nwr) {
+		krpc_buf_sync(reply, reply->off, len, true);
+		nwr = krpc_rw_build(rc, sctx, IB_WR_RDMA_WRITE, reply, len,
+				    req->xrdv[1].addr, req->xrdv[1].rkey,
+				    rc->max_sge);
+		if (!nwr) {
+			krpc_rdma_fail_locked(rc, -EIO);
+			return -EIO;
+		}
+	}
+	hdr_init(rc, sctx, type, flags, 0, req->call_id, wstatus, len);
+	if (type == KRPC_MSG_REPLY && !flags && len) {
+		krpc_buf_sync(reply, reply->off, len, true);
+		nsge += krpc_buf_sges(rc, reply, reply->off, len, &sge[1], 2);
+	}
+	send_wr_init(rc, sctx, &send, sge, nsge);
+	/* One of the client's keys dies with the reply; it fences the other. */
+	if (rc->features & KRPC_WFEAT_REMOTE_INV) {
+		if (req->xrdv[1].len)
+			inv_rkey = req->xrdv[1].rkey;
+		else if (req->xrdv[0].len)
+			inv_rkey = req->xrdv[0].rkey;
+	}
+	if (req->xrdv[0].len || req->xrdv[1].len) {
+		if (rc->features & KRPC_WFEAT_REMOTE_INV) {
+			send.opcode = IB_WR_SEND_WITH_INV;
+			send.ex.invalidate_rkey = inv_rkey;
+		}
+	}
+	if (nwr)
+		rc->wr[nwr - 1].wr.next = &send;
+
+	/* The client may reuse the slot as soon as it sees the reply. */
+	krpc_req_slot_release_locked(req);
+	ret = post_chain(rc, sctx, nwr ? &rc->wr[0].wr : &send, true);
+	if (ret)
+		return ret;
+	krpc_conn_stat_inc(conn, KRPC_STAT_REPLIES);
+	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
+	if (len)
+		krpc_conn_stat_inc(conn, nwr ? KRPC_STAT_RDV : KRPC_STAT_EAGER);
+	return 0;
+}
+
+static int sctx_post_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
+{
+	static const struct {
+		unsigned int op;
+		int (*post)(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx);
+	} order[] = {
+		{ OP_INV,	post_inv_locked },
+		{ OP_READ,	post_read_locked },
+		{ OP_REQ,	post_req_locked },
+		{ OP_REPLY,	post_reply_locked },
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		if (!(sctx->ops & order[i].op))
+			continue;
+		ret = order[i].post(rc, sctx);
+		if (ret)
+			return ret;
+		sctx->ops &= ~order[i].op;
+	}
+	return 0;
+}
+
+/*
+ * Push out whatever resources allow: control messages first (they are
+ * small and return credits or keep the connection alive), then queued
+ * work in order, then an explicit credit update if credits piled up.
+ */
+void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc)
+{
+	struct krpc_sctx *sctx;
+	int ret;
+
+	lockdep_assert_held(&rc->conn->lock);
+	if (!rc->live || READ_ONCE(krpc_fault_mute) == rc->conn->id)
+		return;
+	while (rc->nr_cancel) {
+		if (post_ctrl_locked(rc, KRPC_MSG_CANCEL,
+				     rc->cancel_ids[rc->nr_cancel - 1]))
+			break;
+		rc->nr_cancel--;
+	}
+	if (rc->want_ka && !post_ctrl_locked(rc, KRPC_MSG_KEEPALIVE, 0))
+		rc->want_ka = false;
+	while ((sctx = list_first_entry_or_null(&rc->sendq, struct krpc_sctx,
+						node))) {
+		ret = sctx_post_locked(rc, sctx);
+		if (!rc->live)
+			return;
+		if (ret) {
+			krpc_conn_stat_inc(rc->conn, KRPC_STAT_RETRIES);
+			break;
+		}
+		list_del_init(&sctx->node);
+	}
+	if (rc->grant_pending &&
+	    (rc->want_credit || rc->grant_pending >= rc->credit_thresh) &&
+	    !post_ctrl_locked(rc, KRPC_MSG_CREDIT, 0))
+		rc->want_credit = false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Send completions */
+
+static void client_progress_locked(struct krpc_sctx *sctx)
+{
+	struct krpc_call *call = sctx->call;
+	unsigned int i;
+
+	if ((call->flags & KRPC_CALL_ONEWAY) && !sctx->replied) {
+		sctx->replied = true;
+		krpc_call_result_locked(call, 0, 0, NULL);
+		krpc_call_replied_locked(call);
+	}
+	if (!sctx->released) {
+		if (!sctx->replied && !sctx->aborted)
+			return;
+		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
+			if (sctx->mr_state[i] == MR_VALID) {
+				krpc_sctx_queue_locked(sctx, OP_INV);
+				return;
+			}
+		}
+		sctx->released = true;
+		krpc_call_xprt_done_locked(call);
+	}
+	if (sctx->replied) {
+		/* The keys are dead and the peer is done with the call id. */
+		krpc_mr_put_all_locked(sctx);
+		sctx->call = NULL;
+		krpc_call_slot_release_locked(call);
+		krpc_sctx_put_locked(sctx);
+	}
+}
+
+static void server_progress_locked(struct krpc_sctx *sctx)
+{
+	struct krpc_req *req = sctx->req;
+
+	sctx->req = NULL;
+	if (sctx->reading) {
+		struct krpc_buf *buf = sctx->rbuf;
+
+		sctx->reading = false;
+		sctx->rbuf = NULL;
+		krpc_buf_sync(buf, 0, req->xrdv[0].len, false);
+		buf->len = req->xrdv[0].len;
+		req->payload = buf;
+		krpc_conn_stat_add(req->conn, KRPC_STAT_BYTES_RX, buf->len);
+		krpc_sctx_put_locked(sctx);
+		krpc_req_start_locked(req);
+	} else {
+		krpc_req_free_locked(req);
+		krpc_sctx_put_locked(sctx);
+	}
+}
+
+/* Everything posted for @sctx completed and nothing waits: next step. */
+static void sctx_progress_locked(struct krpc_sctx *sctx)
+{
+	if (sctx->wr_pending || sctx->ops)
+		return;
+	if (sctx->call)
+		client_progress_locked(sctx);
+	else if (sctx->req)
+		server_progress_locked(sctx);
+	else
+		krpc_sctx_put_locked(sctx);
+}
+
+void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx)
+{
+	sctx_progress_locked(sctx);
+}
+
+void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krpc_sctx *sctx = container_of(wc->wr_cqe, struct krpc_sctx, cqe);
+	struct krpc_rdma_conn *rc = sctx->rc;
+	struct krpc_conn *conn = rc->conn;
+	unsigned int i;
+
+	krpc_conn_lock(conn);
+	rc->sq_avail++;
+	sctx->wr_pending--;
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+			krpc_conn_stat_inc(conn, KRPC_STAT_RNR_NAKS);
+		if (rc->live)
+			pr_err("conn %u: send completion: %s (vendor %#x)\n",
+			       conn->id, ib_wc_status_msg(wc->status),
+			       wc->vendor_err);
+		krpc_rdma_fail_locked(rc, -ECONNRESET);
+		goto out;
+	}
+	if (!rc->live)
+		goto out;
+	if (wc->opcode == IB_WC_LOCAL_INV && sctx->inv_pending &&
+	    !--sctx->inv_pending) {
+		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++)
+			if (sctx->mr_state[i] == MR_INV)
+				sctx->mr_state[i] = MR_DEAD;
+	}
+	sctx_progress_locked(sctx);
+	krpc_rdma_flush_locked(rc);
+out:
+	krpc_conn_unlock(conn);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Server requests waiting for a send context */
+
+static void start_read_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+			      struct krpc_req *req)
+{
+	struct krpc_buf *buf;
+
+	sctx->req = req;
+	buf = krpc_buf_get(rc->conn->pool, req->xrdv[0].len, GFP_ATOMIC);
+	if (IS_ERR(buf)) {
+		/* No room: fail the call; the reply invalidates its key. */
+		req->flags |= REQ_REPLIED;
+		req->status = -ENOBUFS;
+		krpc_sctx_queue_locked(sctx, OP_REPLY);
+		return;
+	}
+	sctx->rbuf = buf;
+	sctx->reading = true;
+	krpc_sctx_queue_locked(sctx, OP_READ);
+}
+
+/* A request's payload must be READ: take a context or wait for one. */
+void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req)
+{
+	struct krpc_sctx *sctx = krpc_sctx_get_locked(rc);
+
+	if (!sctx) {
+		list_add_tail(&req->node, &rc->wait_sctx);
+		return;
+	}
+	start_read_locked(rc, sctx, req);
+}
+
+static void serve_waiters_locked(struct krpc_rdma_conn *rc)
+{
+	struct krpc_sctx *sctx;
+	struct krpc_req *req;
+
+	while (rc->live && !list_empty(&rc->wait_sctx) && rc->nr_free_sctx) {
+		req = list_first_entry(&rc->wait_sctx, struct krpc_req, node);
+		list_del_init(&req->node);
+		sctx = krpc_sctx_get_locked(rc);
+		if (req->flags & REQ_REPLIED) {
+			sctx->req = req;
+			krpc_sctx_queue_locked(sctx, OP_REPLY);
+		} else {
+			start_read_locked(rc, sctx, req);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transport operations called by the core, under conn->lock */
+
+static int rdma_send_call(struct krpc_conn *conn, struct krpc_call *call)
+{
+	struct krpc_rdma_conn *rc = to_rc(conn);
+	struct krpc_sctx *sctx;
+
+	lockdep_assert_held(&conn->lock);
+	if (!rc->live)
+		return conn->reason ? conn->reason : -ENOTCONN;
+	if ((krpc_call_len(call) > conn->inline_max || call->reply_dst) &&
+	    !(rc->features & KRPC_WFEAT_RDV))
+		return -EMSGSIZE;
+	sctx = krpc_sctx_get_locked(rc);
+	if (WARN_ON_ONCE(!sctx))
+		return -EBUSY;
+	sctx->call = call;
+	call->xprt = sctx;
+	krpc_sctx_queue_locked(sctx, OP_REQ);
+	krpc_rdma_flush_locked(rc);
+	return 0;
+}
+
+static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
+{
+	struct krpc_rdma_conn *rc = to_rc(conn);
+	struct krpc_sctx *sctx = call->xprt;
+
+	lockdep_assert_held(&conn->lock);
+	if (!sctx || !rc->live)
+		return;
+	sctx->aborted = true;
+	if (sctx->ops & OP_REQ) {
+		/* Never sent: the peer never saw the id, the slot is free. */
+		sctx->ops &= ~OP_REQ;
+		if (!sctx->ops)
+			list_del_init(&sctx->node);
+		sctx->replied = true;
+		krpc_call_replied_locked(call);
+	} else if (!(call->flags & KRPC_CALL_ONEWAY) &&
+		   rc->nr_cancel < KRPC_NR_CANCEL) {
+		rc->cancel_ids[rc->nr_cancel++] = call->id;
+	}
+	sctx_progress_locked(sctx);
+	krpc_rdma_flush_locked(rc);
+}
+
+static void rdma_send_reply(struct krpc_conn *conn, struct krpc_req *req)
+{
+	struct krpc_rdma_conn *rc = to_rc(conn);
+	struct krpc_sctx *sctx;
+
+	lockdep_assert_held(&conn->lock);
+	if (!rc->live) {
+		krpc_req_free_locked(req);
+		return;
+	}
+	sctx = krpc_sctx_get_locked(rc);
+	if (!sctx) {
+		list_add_tail(&req->node, &rc->wait_sctx);
+		return;
+	}
+	sctx->req = req;
+	krpc_sctx_queue_locked(sctx, OP_REPLY);
+	krpc_rdma_flush_locked(rc);
+}
+
+static void rdma_query(struct krpc_conn *conn, struct krpc_conn_info *info)
+{
+	struct krpc_rdma_conn *rc = to_rc(conn);
+
+	lockdep_assert_held(&conn->lock);
+	info->send_credits = rc->send_credits;
+}
+
+const struct krpc_transport_ops krpc_rdma_ops = {
+	.name		= "rdma",
+	.connect	= krpc_rdma_connect,
+	.listen		= krpc_rdma_listen,
+	.unlisten	= krpc_rdma_unlisten,
+	.shutdown	= krpc_rdma_shutdown,
+	.send_call	= rdma_send_call,
+	.abort_call	= rdma_abort_call,
+	.send_reply	= rdma_send_reply,
+	.query		= rdma_query,
+	.free		= krpc_rdma_free,
+};

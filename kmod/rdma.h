@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * RDMA transport: private types shared by rdma.c (data path), rdma_cm.c
+ * (connection management, teardown) and rdma_mr.c (FRWR, READ/WRITE).
+ *
+ * Every field below conn->lock in struct krpc_rdma_conn is protected by the
+ * connection's lock (krpc_conn_lock()); the rest is set up before the
+ * connection goes live and torn down after its queue pair is drained.
+ */
+#ifndef KRPC_RDMA_H
+#define KRPC_RDMA_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "krpc_priv.h"
+#include "wire.h"
+
+/* Control messages (credit, keepalive, cancel) in flight at once. */
+#define KRPC_NR_CTRL		4
+/* Receives beyond the depth: room for the peer's control messages. */
+#define KRPC_EXTRA_RECVS	KRPC_NR_CTRL
+/* SGEs per SEND, RDMA READ or RDMA WRITE work request we build. */
+#define KRPC_MAX_SGE		16
+/* Cancel notices waiting for a control context; more are dropped. */
+#define KRPC_NR_CANCEL		16
+
+struct krpc_rdma_conn;
+
+/* Tells listener and connection contexts of one cm handler apart. */
+struct krpc_cm_ctx {
+	bool listener;
+};
+
+struct krpc_rdma_listener {
+	struct krpc_cm_ctx ctx;
+	struct krpc_server *srv;
+	struct mutex lock;		/* @id */
+	struct rdma_cm_id *id;
+};
+
+/* sctx->ops: work waiting for send-queue slots or credits */
+#define OP_INV		BIT(0)	/* client: LOCAL_INV of remote keys */
+#define OP_READ		BIT(1)	/* server: READ the request payload */
+#define OP_REQ		BIT(2)	/* client: REG_MR(s) + request SEND */
+#define OP_REPLY	BIT(3)	/* server: WRITE(s) + reply SEND */
+#define OP_CTRL		BIT(4)	/* control SEND */
+
+/* sctx->mr_state[] */
+enum {
+	MR_NONE,	/* no MR */
+	MR_VALID,	/* registered (REG_MR posted): the peer may use the key */
+	MR_INV,		/* LOCAL_INV posted */
+	MR_DEAD,	/* invalidated: the key is useless */
+};
+
+/**
+ * struct krpc_sctx - a send context: one call, one request or one control
+ * message, with its DMA-mapped header slot
+ * @node:	rc->free_sctx, or rc->sendq while @ops is not empty
+ * @rc:		connection
+ * @hdr:	header slot (rc->hdrs)
+ * @hdr_dma:	its DMA address
+ * @cqe:	every work request of this context completes here
+ * @wr_pending:	posted, not yet completed
+ * @inv_pending: LOCAL_INVs among them
+ * @ops:	OP_* still to post
+ * @call:	client: the call (CALL_SLOT held)
+ * @mr:		client: [0] request region, [1] reply region
+ * @mr_state:	MR_*
+ * @replied:	client: the peer answered (or, one-way, the SEND finished)
+ * @aborted:	client: the core gave up on the call (timeout, cancel)
+ * @released:	client: krpc_call_xprt_done_locked() was called
+ * @req:	server: the request being read or replied to
+ * @rbuf:	server: buffer the request payload is READ into
+ * @reading:	server: READs posted or to post
+ * @ctrl_type:	control message type
+ * @ctrl_id:	call id of a CANCEL
+ */
+struct krpc_sctx {
+	struct list_head node;
+	struct krpc_rdma_conn *rc;
+	struct krpc_wire_hdr *hdr;
+	u64 hdr_dma;
+	struct ib_cqe cqe;
+	unsigned int wr_pending;
+	unsigned int inv_pending;
+	unsigned int ops;
+
+	struct krpc_call *call;
+	struct ib_mr *mr[2];
+	u8 mr_state[2];
+	bool replied;
+	bool aborted;
+	bool released;
+
+	struct krpc_req *req;
+	struct krpc_buf *rbuf;
+	bool reading;
+
+	u8 ctrl_type;
+	u64 ctrl_id;
+};
+
+/**
+ * struct krpc_rx - a posted receive
+ * @cqe:	receive completion
+ * @rc:		connection
+ * @buf:	pool buffer posted (NULL while the pool had none)
+ */
+struct krpc_rx {
+	struct ib_cqe cqe;
+	struct krpc_rdma_conn *rc;
+	struct krpc_buf *buf;
+};
+
+/**
+ * struct krpc_rdma_conn - RDMA state of one connection
+ * @ctx:	cm handler context
+ * @conn:	core connection (referenced until teardown is done)
+ * @kdev:	device (referenced), once address resolution found it
+ * @kdev_node:	entry in kdev->conns while attached
+ * @cm_id:	rdma_cm id
+ * @id_owned_by_core: rdma_cm destroys @cm_id (CONNECT_REQUEST failure)
+ * @ibdev:	@kdev's ib_device
+ * @qp:		queue pair
+ * @cq:		shared completion queue (ib_cq_pool_get())
+ * @cq_size:	entries taken from it
+ * @mrs:	FRWR MRs (client side, ib_mr_pool)
+ * @mr_pages:	pages per MR
+ * @max_sge:	SGEs per SEND/WRITE
+ * @max_sge_rd:	SGEs per READ
+ * @features:	negotiated KRPC_WFEAT_*
+ * @depth:	negotiated depth
+ * @nr_recv:	receives in the ring
+ * @rx:		the ring
+ * @nr_sctx:	send contexts
+ * @sctx:	the send contexts
+ * @hdrs:	header slots of the send contexts
+ * @hdrs_dma:	their DMA mapping (made once per connection)
+ * @wr:		scratch work requests for one post (under conn->lock)
+ * @sge:	scratch SGEs for one post
+ * @nr_wr:	entries of @wr
+ * @nr_sge:	entries of @sge
+ * @teardown_work: the teardown
+ * @refill_work: retries receive buffers the pool could not give
+ * @qp_err_work: shuts the connection down after a fatal QP event (the
+ *		event may arrive in atomic context)
+ * @ka_timer:	keepalive and dead-peer detection
+ * @sq_size:	send-queue slots, the drain slot excluded
+ * @sq_avail:	send-queue slots free
+ * @send_credits: messages the peer can receive now
+ * @peer_credits: receives the peer has (largest @send_credits can be)
+ * @recv_posted: receives posted
+ * @grant_pending: receives posted but not yet announced to the peer
+ * @credit_thresh: @grant_pending that triggers an explicit credit update
+ * @starved:	ring entries without a buffer
+ * @free_sctx:	idle send contexts
+ * @nr_free_sctx: entries on @free_sctx
+ * @sendq:	send contexts with work waiting for slots or credits
+ * @wait_sctx:	server: requests waiting for a send context
+ * @want_credit: send a credit update when nothing else goes out
+ * @want_ka:	send a keepalive
+ * @cancel_ids:	call ids to announce as cancelled
+ * @nr_cancel:	entries of @cancel_ids
+ * @last_rx:	jiffies of the last receive
+ * @last_tx:	jiffies of the last send
+ * @teardown_queued: teardown was queued
+ * @live:	resources exist and the connection is not dead
+ * @dying:	teardown started: cm events are ignored (read under the cm
+ *		handler lock)
+ * @connect_tmo: ms allowed for address and route resolution
+ */
+struct krpc_rdma_conn {
+	struct krpc_cm_ctx ctx;
+	struct krpc_conn *conn;
+	struct krpc_device *kdev;
+	struct list_head kdev_node;
+	struct rdma_cm_id *cm_id;
+	bool id_owned_by_core;
+	struct ib_device *ibdev;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	unsigned int cq_size;
+	struct list_head mrs;
+	u32 mr_pages;
+	u32 max_sge;
+	u32 max_sge_rd;
+	u64 features;
+	u32 depth;
+	u32 nr_recv;
+	struct krpc_rx *rx;
+	u32 nr_sctx;
+	struct krpc_sctx *sctx;
+	struct krpc_wire_hdr *hdrs;
+	u64 hdrs_dma;
+	struct ib_rdma_wr *wr;
+	struct ib_sge *sge;
+	u32 nr_wr;
+	u32 nr_sge;
+	struct work_struct teardown_work;
+	struct delayed_work refill_work;
+	struct work_struct qp_err_work;
+	struct timer_list ka_timer;
+
+	/* conn->lock */
+	u32 sq_size;
+	u32 sq_avail;
+	u32 send_credits;
+	u32 peer_credits;
+	u32 recv_posted;
+	u32 grant_pending;
+	u32 credit_thresh;
+	u32 starved;
+	struct list_head free_sctx;
+	u32 nr_free_sctx;
+	struct list_head sendq;
+	struct list_head wait_sctx;
+	bool want_credit;
+	bool want_ka;
+	u64 cancel_ids[KRPC_NR_CANCEL];
+	u32 nr_cancel;
+	unsigned long last_rx;
+	unsigned long last_tx;
+	bool teardown_queued;
+	bool live;
+	bool dying;
+	unsigned int connect_tmo;
+};
+
+/* rdma.c: send path and transport operations; rdma_res.c: resources */
+void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
+int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
+void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
+void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
+void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
+void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
+void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
+void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
+void krpc_rdma_teardown_work(struct work_struct *work);
+void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);
+void krpc_rdma_free(struct krpc_conn *conn);
+void krpc_rdma_init_rc(struct krpc_rdma_conn *rc);
+void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
+void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
+int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
+void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
+
+/* rdma_rx.c: receive path */
+void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+int krpc_rdma_msg_table_check(void);
+struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc);
+void krpc_sctx_put_locked(struct krpc_sctx *sctx);
+void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op);
+
+/* rdma_mr.c: FRWR registration and READ/WRITE chains */
+int krpc_mr_map(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+		unsigned int i, struct krpc_buf *buf, u32 off, u32 len,
+		int access, struct ib_reg_wr *reg);
+void krpc_mr_put_all_locked(struct krpc_sctx *sctx);
+unsigned int krpc_buf_sges(struct krpc_rdma_conn *rc, struct krpc_buf *buf,
+			   u32 off, u32 len, struct ib_sge *sge,
+			   unsigned int max);
+unsigned int krpc_rw_nr_wr(struct krpc_rdma_conn *rc, struct krpc_buf *buf,
+			   u32 off, u32 len, u32 per_wr);
+unsigned int krpc_rw_build(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+			   enum ib_wr_opcode op, struct krpc_buf *buf,
+			   u32 len, u64 raddr, u32 rkey, u32 per_wr);
+
+/* rdma_cm.c: connection management */
+int krpc_rdma_connect(struct krpc_conn *conn,
+		      const struct krpc_client_opts *opts);
+int krpc_rdma_listen(struct krpc_server *srv);
+void krpc_rdma_unlisten(struct krpc_server *srv);
+void krpc_rdma_shutdown(struct krpc_conn *conn, int reason);
+
+static inline struct krpc_rdma_conn *to_rc(struct krpc_conn *conn)
+{
+	return conn->xprt;
+}
+
+#endif /* KRPC_RDMA_H */

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA transport, connection management: rdma_cm ids, the versioned
+ * handshake in the connection private data, listeners and teardown.
+ *
+ * rdma_cm rules followed here: event handlers run in process context,
+ * serialised per id; they never destroy their own id (they queue the
+ * teardown on krpc_wq), except by returning non-zero from CONNECT_REQUEST
+ * when a connection is refused, after which the id is forgotten.  The
+ * teardown takes the handler lock once to fence off handlers still running,
+ * then follows the canonical order: dead, disconnect, drain, fence keys,
+ * fail calls, destroy QP/CQ, destroy id, release the device.
+ */
+#include <linux/slab.h>
+#include <rdma/ib_cm.h>
+
+#include "rdma.h"
+#include "pool.h"
+#include "transport.h"
+
+static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
+static const char *const reject_names[KRPC_REJ_NR] = {
+	[KRPC_REJ_MAGIC]	= "not krpc",
+	[KRPC_REJ_VERSION]	= "protocol version",
+	[KRPC_REJ_PARAMS]	= "parameters",
+	[KRPC_REJ_FEATURES]	= "features",
+	[KRPC_REJ_RESOURCES]	= "resources",
+	[KRPC_REJ_SHUTDOWN]	= "shutting down",
+};
+
+/* ---------------------------------------------------------------------- */
+/* Handshake */
+
+struct cp_vals {
+	u16 version;
+	u16 depth;
+	u16 credits;
+	u64 features;
+	u32 recv_size;
+	u32 max_msg;
+	u32 inline_max;
+};
+
+static void cp_fill(struct krpc_wire_conn *cp, u32 depth, u64 features,
+		    u32 credits, u32 recv_size, u32 max_msg, u32 inline_max)
+{
+	u32 ver = READ_ONCE(krpc_fault_proto_version);
+
+	memset(cp, 0, sizeof(*cp));
+	cp->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
+	cp->version = cpu_to_le16(ver ? ver : KRPC_WIRE_VERSION);
+	cp->depth = cpu_to_le16(depth);
+	cp->features = cpu_to_le64(features);
+	cp->credits = cpu_to_le16(credits);
+	cp->recv_size = cpu_to_le32(recv_size);
+	cp->max_msg = cpu_to_le32(max_msg);
+	cp->inline_max = cpu_to_le32(inline_max);
+}
+
+/*
+ * Validate private data from the peer.  On failure *reason and *value say
+ * why, in the form a reject carries.
+ */
+static int cp_parse(const void *data, u8 len, struct cp_vals *v,
+		    u16 *reason, u32 *value)
+{
+	struct krpc_wire_conn cp;
+
+	*value = 0;
+	*reason = KRPC_REJ_MAGIC;
+	if (!data || len < sizeof(cp))
+		return -EPROTO;
+	memcpy(&cp, data, sizeof(cp));
+	if (be32_to_cpu(cp.magic) != KRPC_WIRE_MAGIC)
+		return -EPROTO;
+	v->version = le16_to_cpu(cp.version);
+	if (v->version != KRPC_WIRE_VERSION) {
+		*reason = KRPC_REJ_VERSION;
+		*value = KRPC_WIRE_VERSION;
+		return -EPROTONOSUPPORT;
+	}
+	v->depth = le16_to_cpu(cp.depth);
+	v->credits = le16_to_cpu(cp.credits);
+	v->features = le64_to_cpu(cp.features);
+	v->recv_size = le32_to_cpu(cp.recv_size);
+	v->max_msg = le32_to_cpu(cp.max_msg);
+	v->inline_max = le32_to_cpu(cp.inline_max);
+	*reason = KRPC_REJ_PARAMS;
+	if (cp.reserved0)
+		return -EINVAL;
+	if (!v->depth || v->depth > krpc_param_depth.max) {
+		*value = krpc_param_depth.max;
+		return -EINVAL;
+	}
+	if (!v->credits)
+		return -EINVAL;
+	if (v->recv_size < 2 * KRPC_HDR_SIZE || v->recv_size > KRPC_SEG_SIZE) {
+		*value = KRPC_SEG_SIZE;
+		return -EINVAL;
+	}
+	if (!v->inline_max || v->inline_max > v->recv_size - KRPC_HDR_SIZE)
+		return -EINVAL;
+	if (v->max_msg < KRPC_SEG_SIZE ||
+	    v->max_msg > krpc_param_max_msg.max) {
+		*value = krpc_param_max_msg.max;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Our own limits for a connection whose pool is known. */
+static void local_limits(struct krpc_rdma_conn *rc, u32 *inline_max,
+			 u32 *max_msg, u32 *recv_size)
+{
+	struct krpc_pool *pool = rc->conn->pool;
+
+	*recv_size = krpc_pool_small_size(pool);
+	*inline_max = min(krpc_params_inline_max(),
+			  *recv_size - KRPC_HDR_SIZE);
+	*max_msg = min(krpc_param(max_msg), krpc_pool_max_size(pool));
+}
+
+static void reject(struct rdma_cm_id *id, u16 reason, u32 value)
+{
+	struct krpc_wire_reject rej = {
+		.magic = cpu_to_be32(KRPC_WIRE_MAGIC),
+		.version = cpu_to_le16(KRPC_WIRE_VERSION),
+		.reason = cpu_to_le16(reason),
+		.value = cpu_to_le32(value),
+	};
+
+	atomic64_inc(&krpc_stats.conns_rejected);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+static int rejected(struct krpc_rdma_conn *rc, struct rdma_cm_event *ev)
+{
+	struct krpc_conn *conn = rc->conn;
+	struct krpc_wire_reject rej;
+	const void *data;
+	u16 reason;
+	u8 len = 0;
+
+	data = rdma_consumer_reject_data(rc->cm_id, ev, &len);
+	if (!data || len < sizeof(rej)) {
+		pr_info("conn %u: %pISpc refused the connection: %s\n",
+			conn->id, &conn->peer,
+			rdma_reject_msg(rc->cm_id, ev->status));
+		return -ECONNREFUSED;
+	}
+	memcpy(&rej, data, sizeof(rej));
+	if (be32_to_cpu(rej.magic) != KRPC_WIRE_MAGIC)
+		return -ECONNREFUSED;
+	reason = le16_to_cpu(rej.reason);
+	pr_info("conn %u: %pISpc rejected the handshake: %s (value %u, peer speaks version %u)\n",
+		conn->id, &conn->peer,
+		reason < KRPC_REJ_NR && reject_names[reason] ?
+		reject_names[reason] : "unknown reason",
+		le32_to_cpu(rej.value), le16_to_cpu(rej.version));
+	switch (reason) {
+	case KRPC_REJ_VERSION:
+		return -EPROTONOSUPPORT;
+	case KRPC_REJ_PARAMS:
+		return -EINVAL;
+	case KRPC_REJ_FEATURES:
+		return -EOPNOTSUPP;
+	case KRPC_REJ_RESOURCES:
+		return -ENOBUFS;
+	default:
+		return -ECONNREFUSED;
+	}
+}
+
+static void conn_param_init(struct rdma_conn_param *p, struct ib_device *dev,
+			    const void *pdata, u8 len)
+{
+	memset(p, 0, sizeof(*p));
+	p->private_data = pdata;
+	p->private_data_len = len;
+	p->responder_resources = min_t(int, dev->attrs.max_qp_rd_atom, 255);
+	p->initiator_depth = min_t(int, dev->attrs.max_qp_init_rd_atom, 255);
+	p->flow_control = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = krpc_param(rnr_retry);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Teardown */
+
+static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
+{
+	struct krpc_conn *conn = rc->conn;
+
+	krpc_conn_lock(conn);
+	krpc_conn_dead_locked(conn, -ECONNRESET);
+	rc->live = false;
+	krpc_conn_unlock(conn);
+
+	/* Handlers that already started finish; later ones see @dying. */
+	if (rc->cm_id && !in_handler) {
+		rdma_lock_handler(rc->cm_id);
+		WRITE_ONCE(rc->dying, true);
+		rdma_unlock_handler(rc->cm_id);
+	}
+	WRITE_ONCE(rc->dying, true);
+	del_timer_sync(&rc->ka_timer);
+	cancel_delayed_work_sync(&rc->refill_work);
+
+	if (rc->qp) {
+		rdma_disconnect(rc->cm_id);
+		ib_drain_qp(rc->qp);
+	}
+	krpc_rdma_release_all(rc);
+	krpc_rdma_destroy_resources(rc);
+	/* No QP, no more QP events: a queued one can go. */
+	cancel_work_sync(&rc->qp_err_work);
+	if (rc->cm_id && !rc->id_owned_by_core)
+		rdma_destroy_id(rc->cm_id);
+	rc->cm_id = NULL;
+	if (rc->kdev) {
+		if (!list_empty(&rc->kdev_node))
+			krpc_device_detach(rc->kdev, &rc->kdev_node);
+		krpc_device_put(rc->kdev);
+		rc->kdev = NULL;
+	}
+	krpc_conn_teardown_done(conn);
+	krpc_conn_put(conn);	/* the transport's; may free @rc */
+}
+
+void krpc_rdma_teardown_work(struct work_struct *work)
+{
+	rc_teardown(container_of(work, struct krpc_rdma_conn, teardown_work),
+		    false);
+}
+
+void krpc_rdma_shutdown(struct krpc_conn *conn, int reason)
+{
+	krpc_rdma_shutdown_rc(to_rc(conn), reason);
+}
+
+/* Device removal (device.c, under kdev->lock): start the teardown. */
+void krpc_rdma_device_removal(struct list_head *node)
+{
+	krpc_rdma_shutdown_rc(container_of(node, struct krpc_rdma_conn,
+					   kdev_node), -ENODEV);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Client side */
+
+static int client_route_resolved(struct krpc_rdma_conn *rc)
+{
+	struct krpc_conn *conn = rc->conn;
+	struct rdma_conn_param param;
+	struct krpc_wire_conn cp;
+	u32 inline_max, max_msg, recv_size;
+	int ret;
+
+	rc->kdev = krpc_device_lookup(rc->cm_id->device);
+	if (!rc->kdev)
+		return -ENODEV;
+	rc->ibdev = rc->cm_id->device;
+	ret = krpc_rdma_setup(rc, conn->max_depth);
+	if (ret)
+		return ret;
+	local_limits(rc, &inline_max, &max_msg, &recv_size);
+	cp_fill(&cp, conn->max_depth, rc->features, rc->nr_recv, recv_size,
+		max_msg, inline_max);
+	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
+	return rdma_connect_locked(rc->cm_id, &param);
+}
+
+static int client_established(struct krpc_rdma_conn *rc,
+			      struct rdma_cm_event *ev)
+{
+	struct krpc_conn *conn = rc->conn;
+	u32 inline_max, max_msg, recv_size, value;
+	struct cp_vals v;
+	u16 reason;
+	int ret;
+
+	ret = cp_parse(ev->param.conn.private_data,
+		       ev->param.conn.private_data_len, &v, &reason, &value);
+	if (!ret && v.depth > conn->max_depth)
+		ret = -EINVAL;
+	if (ret) {
+		pr_err("conn %u: bad handshake answer from %pISpc (%d)\n",
+		       conn->id, &conn->peer, ret);
+		return -EPROTO;
+	}
+	local_limits(rc, &inline_max, &max_msg, &recv_size);
+	inline_max = min3(inline_max, v.inline_max, v.recv_size - KRPC_HDR_SIZE);
+	max_msg = min(max_msg, v.max_msg);
+
+	krpc_conn_lock(conn);
+	if (conn->state != KRPC_CONN_CONNECTING) {
+		krpc_conn_unlock(conn);
+		return -ECONNABORTED;
+	}
+	rc->features &= v.features;
+	krpc_rdma_go_live_locked(rc, v.credits);
+	krpc_conn_established_locked(conn, v.depth, inline_max, max_msg);
+	krpc_conn_unlock(conn);
+	krpc_rdma_ka_start(rc);
+	pr_debug("conn %u: up to %pISpc depth %u inline %u max %u\n",
+		 conn->id, &conn->peer, v.depth, inline_max, max_msg);
+	return 0;
+}
+
+int krpc_rdma_connect(struct krpc_conn *conn,
+		      const struct krpc_client_opts *opts)
+{
+	struct krpc_rdma_conn *rc;
+	struct rdma_cm_id *id;
+	int ret;
+
+	rc = kzalloc(sizeof(*rc), GFP_KERNEL);
+	if (!rc)
+		return -ENOMEM;
+	krpc_rdma_init_rc(rc);
+	rc->conn = conn;
+	rc->connect_tmo = opts->connect_timeout_ms ?
+		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
+	conn->xprt = rc;
+
+	id = rdma_create_id(conn->net, cm_handler, &rc->ctx, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_free;
+	}
+	rc->cm_id = id;
+	krpc_conn_get(conn);	/* the transport's, until teardown */
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&opts->addr,
+				rc->connect_tmo);
+	if (ret) {
+		rdma_destroy_id(id);
+		krpc_conn_put(conn);
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	conn->xprt = NULL;
+	kfree(rc);
+	return ret;
+}
+
+static int conn_event(struct krpc_rdma_conn *rc, struct rdma_cm_id *id,
+		      struct rdma_cm_event *ev)
+{
+	struct krpc_conn *conn = rc->conn;
+	int ret = 0;
+
+	if (READ_ONCE(rc->dying))
+		return 0;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, rc->connect_tmo);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = client_route_resolved(rc);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		/* A server connection went live when it accepted. */
+		if (!conn->server)
+			ret = client_established(rc, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = rejected(rc, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		ret = ev->status < 0 ? ev->status : -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		ret = ev->status < 0 ? ev->status : -ENETUNREACH;
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = ev->status < 0 ? ev->status : -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		krpc_rdma_shutdown_rc(rc, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		krpc_rdma_shutdown_rc(rc, -ENODEV);
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		krpc_rdma_shutdown_rc(rc, -ENETRESET);
+		break;
+	default:
+		break;
+	}
+	if (ret) {
+		krpc_conn_connect_failed(conn, ret);
+		krpc_rdma_shutdown_rc(rc, ret);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Server side */
+
+static int listener_connect(struct krpc_rdma_listener *l,
+			    struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct krpc_server *srv = l->srv;
+	u32 inline_max, max_msg, recv_size, value, depth;
+	struct krpc_rdma_conn *rc;
+	struct rdma_conn_param param;
+	struct krpc_wire_conn cp;
+	struct krpc_device *kdev;
+	struct krpc_conn *conn;
+	struct cp_vals v;
+	u16 reason;
+	int ret;
+
+	ret = cp_parse(ev->param.conn.private_data,
+		       ev->param.conn.private_data_len, &v, &reason, &value);
+	if (ret) {
+		pr_info("rejecting %pISpc: %s\n", &id->route.addr.dst_addr,
+			reject_names[reason]);
+		reject(id, reason, value);
+		return ret;
+	}
+	kdev = krpc_device_lookup(id->device);
+	if (!kdev) {
+		reject(id, KRPC_REJ_RESOURCES, 0);
+		return -ENODEV;
+	}
+	conn = krpc_conn_alloc(&krpc_rdma_ops, srv->net, true, srv->depth);
+	rc = kzalloc(sizeof(*rc), GFP_KERNEL);
+	if (!conn || !rc) {
+		kfree(rc);
+		if (conn)
+			krpc_conn_put(conn);
+		krpc_device_put(kdev);
+		reject(id, KRPC_REJ_RESOURCES, 0);
+		return -ENOMEM;
+	}
+	/* From here the teardown undoes everything, the conn included. */
+	krpc_rdma_init_rc(rc);
+	rc->conn = conn;
+	rc->cm_id = id;
+	rc->kdev = kdev;
+	rc->ibdev = id->device;
+	conn->xprt = rc;
+	memcpy(&conn->peer, &id->route.addr.dst_addr, sizeof(conn->peer));
+	krpc_conn_lock(conn);
+	rc->teardown_queued = true;	/* nobody queues one before accept */
+	krpc_conn_unlock(conn);
+
+	reason = KRPC_REJ_SHUTDOWN;
+	ret = krpc_server_add_conn(srv, conn);
+	if (ret)
+		goto out_teardown;
+	depth = min_t(u32, v.depth, srv->depth);
+	reason = KRPC_REJ_RESOURCES;
+	ret = krpc_rdma_setup(rc, depth);
+	if (ret)
+		goto out_teardown;
+
+	local_limits(rc, &inline_max, &max_msg, &recv_size);
+	inline_max = min3(inline_max, v.inline_max, v.recv_size - KRPC_HDR_SIZE);
+	max_msg = min(max_msg, v.max_msg);
+	krpc_conn_lock(conn);
+	rc->features &= v.features;
+	krpc_rdma_go_live_locked(rc, v.credits);
+	/* Receives may complete before ESTABLISHED: live before accept. */
+	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
+	krpc_conn_unlock(conn);
+
+	cp_fill(&cp, depth, rc->features, rc->nr_recv, recv_size, max_msg,
+		inline_max);
+	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	id->context = &rc->ctx;
+	ret = rdma_accept(id, &param);
+	if (ret)
+		goto out_teardown;
+
+	krpc_conn_lock(conn);
+	rc->teardown_queued = false;
+	if (conn->state == KRPC_CONN_DEAD)
+		krpc_rdma_fail_locked(rc, conn->reason);
+	krpc_conn_unlock(conn);
+	krpc_rdma_ka_start(rc);
+	return 0;
+
+out_teardown:
+	reject(id, reason, 0);
+	/* Returning non-zero makes rdma_cm destroy the id: do not touch it. */
+	rc->id_owned_by_core = true;
+	krpc_conn_lock(conn);
+	krpc_conn_dead_locked(conn, ret);
+	krpc_conn_unlock(conn);
+	rc_teardown(rc, true);
+	return ret;
+}
+
+static int listener_event(struct krpc_rdma_listener *l, struct rdma_cm_id *id,
+			  struct rdma_cm_event *ev)
+{
+	int ret = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return listener_connect(l, id, ev);
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* Our device is going: let rdma_cm destroy the listener. */
+		mutex_lock(&l->lock);
+		if (l->id == id) {
+			l->id = NULL;
+			ret = 1;
+			pr_info("listener on %pISpc lost its device\n",
+				&l->srv->addr);
+		}
+		mutex_unlock(&l->lock);
+		return ret;
+	default:
+		return 0;
+	}
+}
+
+static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct krpc_cm_ctx *ctx = id->context;
+
+	if (ctx->listener)
+		return listener_event(container_of(ctx, struct krpc_rdma_listener,
+						   ctx), id, ev);
+	return conn_event(container_of(ctx, struct krpc_rdma_conn, ctx), id,
+			  ev);
+}
+
+int krpc_rdma_listen(struct krpc_server *srv)
+{
+	struct krpc_rdma_listener *l;
+	struct rdma_cm_id *id;
+	int ret;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->ctx.listener = true;
+	l->srv = srv;
+	mutex_init(&l->lock);
+	id = rdma_create_id(srv->net, cm_handler, &l->ctx, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_free;
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&srv->addr);
+	if (ret)
+		goto out_destroy_id;
+	ret = rdma_listen(id, 128);
+	if (ret)
+		goto out_destroy_id;
+	l->id = id;
+	srv->xprt = l;
+	return 0;
+
+out_destroy_id:
+	rdma_destroy_id(id);
+out_free:
+	kfree(l);
+	return ret;
+}
+
+void krpc_rdma_unlisten(struct krpc_server *srv)
+{
+	struct krpc_rdma_listener *l = srv->xprt;
+	struct rdma_cm_id *id;
+
+	mutex_lock(&l->lock);
+	id = l->id;
+	l->id = NULL;
+	mutex_unlock(&l->lock);
+	/* Waits for running handlers, CONNECT_REQUESTs included. */
+	if (id)
+		rdma_destroy_id(id);
+	srv->xprt = NULL;
+	kfree(l);
+}

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA transport, connection resources: the queue pair, completion queue,
+ * FRWR MR pool, header slots and receive ring of a connection, made once
+ * when it is set up and released in the canonical teardown order; plus the
+ * keepalive timer and the refilling of receive buffers handed to callers.
+ */
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+
+#include "rdma.h"
+#include "pool.h"
+
+/* ---------------------------------------------------------------------- */
+/* Keepalive and dead-peer detection */
+
+static void ka_tick(struct timer_list *t)
+{
+	struct krpc_rdma_conn *rc = from_timer(rc, t, ka_timer);
+	unsigned long now = jiffies;
+	unsigned int ival = krpc_param(ka_interval_ms);
+
+	krpc_conn_lock(rc->conn);
+	if (!rc->live)
+		goto out;
+	if (time_after(now, rc->last_rx +
+		       msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
+		pr_warn("conn %u: nothing received for %u ms, peer is dead\n",
+			rc->conn->id, jiffies_to_msecs(now - rc->last_rx));
+		krpc_rdma_fail_locked(rc, -ETIMEDOUT);
+		goto out;
+	}
+	if (time_after_eq(now, rc->last_tx + msecs_to_jiffies(ival)))
+		rc->want_ka = true;
+	if (rc->grant_pending)
+		rc->want_credit = true;
+	krpc_rdma_flush_locked(rc);
+	/* Half the interval: idleness is noticed within 1.5 intervals. */
+	mod_timer(&rc->ka_timer, now + max(1UL, msecs_to_jiffies(ival) / 2));
+out:
+	krpc_conn_unlock(rc->conn);
+}
+
+void krpc_rdma_ka_start(struct krpc_rdma_conn *rc)
+{
+	mod_timer(&rc->ka_timer,
+		  jiffies + msecs_to_jiffies(krpc_param(ka_interval_ms)) / 2);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Resources */
+
+int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
+{
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	sge.addr = rx->buf->segs[0].dma;
+	sge.length = rx->buf->size;
+	sge.lkey = rc->kdev->pd->local_dma_lkey;
+	krpc_buf_sync(rx->buf, 0, rx->buf->size, true);
+	wr.wr_cqe = &rx->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ret = ib_post_recv(rc->qp, &wr, &bad);
+	if (ret) {
+		pr_err("conn %u: ib_post_recv: %d\n", rc->conn->id, ret);
+		krpc_rdma_fail_locked(rc, -EIO);
+		return ret;
+	}
+	rc->recv_posted++;
+	rc->grant_pending++;
+	return 0;
+}
+
+/* Give ring entries whose buffer was handed to a call or request a new one. */
+void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
+{
+	u32 i;
+
+	lockdep_assert_held(&rc->conn->lock);
+	for (i = 0; i < rc->nr_recv && rc->starved && rc->live; i++) {
+		struct krpc_rx *rx = &rc->rx[i];
+		struct krpc_buf *buf;
+
+		if (rx->buf)
+			continue;
+		buf = krpc_pool_get_recv(rc->conn->pool);
+		if (IS_ERR(buf))
+			break;
+		rx->buf = buf;
+		rc->starved--;
+		krpc_rdma_post_recv_locked(rc, rx);
+	}
+	if (rc->starved && rc->live)
+		mod_delayed_work(krpc_wq, &rc->refill_work,
+				 msecs_to_jiffies(10));
+}
+
+static void refill_work(struct work_struct *work)
+{
+	struct krpc_rdma_conn *rc = container_of(to_delayed_work(work),
+						 struct krpc_rdma_conn,
+						 refill_work);
+
+	krpc_conn_lock(rc->conn);
+	if (rc->live) {
+		krpc_rdma_refill_locked(rc);
+		krpc_rdma_flush_locked(rc);
+	}
+	krpc_conn_unlock(rc->conn);
+}
+
+static void qp_event(struct ib_event *ev, void *ctx)
+{
+	struct krpc_rdma_conn *rc = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+		/* Data arrived before the RTU: let the CM know. */
+		rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
+		break;
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+	case IB_EVENT_SQ_DRAINED:
+		break;
+	default:
+		pr_err("conn %u: QP event %s\n", rc->conn->id,
+		       ib_event_msg(ev->event));
+		queue_work(krpc_wq, &rc->qp_err_work);
+		break;
+	}
+}
+
+static void qp_err_work(struct work_struct *work)
+{
+	krpc_rdma_shutdown_rc(container_of(work, struct krpc_rdma_conn,
+					   qp_err_work), -EIO);
+}
+
+void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
+{
+	INIT_LIST_HEAD(&rc->kdev_node);
+	INIT_LIST_HEAD(&rc->mrs);
+	INIT_LIST_HEAD(&rc->free_sctx);
+	INIT_LIST_HEAD(&rc->sendq);
+	INIT_LIST_HEAD(&rc->wait_sctx);
+	INIT_WORK(&rc->teardown_work, krpc_rdma_teardown_work);
+	INIT_DELAYED_WORK(&rc->refill_work, refill_work);
+	INIT_WORK(&rc->qp_err_work, qp_err_work);
+	timer_setup(&rc->ka_timer, ka_tick, 0);
+}
+
+/*
+ * Create the queue pair and everything around it for a connection whose
+ * device is known (rc->kdev, rc->cm_id->device), and post the receives.
+ * On failure the caller runs krpc_rdma_destroy_resources(), which undoes
+ * whatever part was made.
+ *
+ * Context: process context (rdma_cm callback).
+ */
+int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
+{
+	struct krpc_conn *conn = rc->conn;
+	const struct ib_device_attr *a = &rc->ibdev->attrs;
+	struct ib_qp_init_attr qattr = {};
+	struct krpc_pool *pool;
+	u32 i, max_segs, hdrs_size;
+	int ret;
+
+	ret = krpc_device_attach(rc->kdev, &rc->kdev_node, &pool);
+	if (ret)
+		return ret;
+	if (conn->pool) {
+		/* The owner chose the pool (krpc_client_opts.pool). */
+		krpc_pool_put(pool);
+		pool = conn->pool;
+		if (pool->ibdev != rc->ibdev)
+			return -EXDEV;
+	}
+	conn->pool = pool;
+	rc->depth = depth;
+	rc->nr_recv = depth + KRPC_EXTRA_RECVS;
+	rc->nr_sctx = 2 * depth + KRPC_NR_CTRL;
+	rc->sq_size = 4 * depth + 2 * KRPC_NR_CTRL;
+	if (a->max_qp_wr < 16 || a->max_send_sge < 3)
+		return -EOPNOTSUPP;
+	rc->sq_size = min_t(u32, rc->sq_size, a->max_qp_wr - 1);
+	if (rc->nr_recv + 1 > a->max_qp_wr)
+		return -EINVAL;
+	rc->max_sge = min_t(u32, a->max_send_sge, KRPC_MAX_SGE);
+	rc->max_sge_rd = clamp_t(u32, a->max_sge_rd, 1, KRPC_MAX_SGE);
+	max_segs = krpc_pool_max_segs(pool);
+	/*
+	 * One spare page: rxe before the 6.4 rework walks one map entry past
+	 * the end of an MR whose page count is an exact multiple of 256
+	 * (KASAN: slab-out-of-bounds in rxe_mr_copy on a 16 MiB reply).
+	 */
+	rc->mr_pages = max_segs + 1;
+	rc->features = 0;
+	if ((a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+	    rc->mr_pages <= a->max_fast_reg_page_list_len)
+		rc->features = KRPC_WFEAT_ALL;
+	else
+		pr_warn("conn %u: %s cannot register %u pages: no rendezvous\n",
+			conn->id, dev_name(&rc->ibdev->dev), rc->mr_pages);
+
+	rc->nr_sge = max_segs + 4;
+	rc->nr_wr = max_segs + 4;
+	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
+	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
+	rc->sctx = kcalloc(rc->nr_sctx, sizeof(*rc->sctx), GFP_KERNEL);
+	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
+	hdrs_size = rc->nr_sctx * KRPC_HDR_SIZE;
+	rc->hdrs = kzalloc(hdrs_size, GFP_KERNEL);
+	if (!rc->sge || !rc->wr || !rc->sctx || !rc->rx || !rc->hdrs)
+		return -ENOMEM;
+	rc->hdrs_dma = ib_dma_map_single(rc->ibdev, rc->hdrs, hdrs_size,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(rc->ibdev, rc->hdrs_dma)) {
+		rc->hdrs_dma = 0;
+		return -ENOMEM;
+	}
+
+	rc->cq_size = rc->sq_size + 1 + rc->nr_recv + 1;
+	rc->cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, conn->id,
+				IB_POLL_SOFTIRQ);
+	if (IS_ERR(rc->cq)) {
+		ret = PTR_ERR(rc->cq);
+		rc->cq = NULL;
+		return ret;
+	}
+
+	qattr.event_handler = qp_event;
+	qattr.qp_context = rc;
+	qattr.send_cq = rc->cq;
+	qattr.recv_cq = rc->cq;
+	qattr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qattr.qp_type = IB_QPT_RC;
+	qattr.cap.max_send_wr = rc->sq_size + 1;	/* + drain */
+	qattr.cap.max_recv_wr = rc->nr_recv + 1;	/* + drain */
+	qattr.cap.max_send_sge = rc->max_sge;
+	qattr.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(rc->cm_id, rc->kdev->pd, &qattr);
+	if (ret)
+		return ret;
+	rc->qp = rc->cm_id->qp;
+
+	/* Only clients expose memory; servers READ and WRITE. */
+	if (!conn->server && (rc->features & KRPC_WFEAT_RDV)) {
+		ret = ib_mr_pool_init(rc->qp, &rc->mrs, 2 * depth,
+				      IB_MR_TYPE_MEM_REG, rc->mr_pages, 0);
+		if (ret)
+			return ret;
+	}
+
+	for (i = 0; i < rc->nr_sctx; i++) {
+		struct krpc_sctx *sctx = &rc->sctx[i];
+
+		sctx->rc = rc;
+		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
+		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
+		sctx->cqe.done = krpc_rdma_send_done;
+		list_add_tail(&sctx->node, &rc->free_sctx);
+	}
+	rc->nr_free_sctx = rc->nr_sctx;
+
+	krpc_conn_lock(conn);
+	rc->sq_avail = rc->sq_size;
+	rc->credit_thresh = max_t(u32, 1, rc->nr_recv / 8);
+	for (i = 0; i < rc->nr_recv; i++) {
+		struct krpc_rx *rx = &rc->rx[i];
+
+		rx->rc = rc;
+		rx->cqe.done = krpc_rdma_recv_done;
+		rx->buf = krpc_pool_get_recv(pool);
+		if (IS_ERR(rx->buf)) {
+			ret = PTR_ERR(rx->buf);
+			rx->buf = NULL;
+			break;
+		}
+		ret = krpc_rdma_post_recv_locked(rc, rx);
+		if (ret)
+			break;
+	}
+	/* The handshake announces these receives as the initial credits. */
+	rc->grant_pending = 0;
+	krpc_conn_unlock(conn);
+	return ret;
+}
+
+/* The handshake is done: @peer_credits receives wait at the peer. */
+void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits)
+{
+	lockdep_assert_held(&rc->conn->lock);
+	rc->send_credits = peer_credits;
+	rc->peer_credits = peer_credits;
+	rc->last_rx = jiffies;
+	rc->last_tx = jiffies;
+	rc->live = true;
+}
+
+/*
+ * After ib_drain_qp(): no work request is outstanding, no completion
+ * handler runs.  Destroy the MRs first (that fences every key the peer
+ * still knows), then fail what the transport held, releasing buffers.
+ */
+void krpc_rdma_release_all(struct krpc_rdma_conn *rc)
+{
+	struct krpc_conn *conn = rc->conn;
+	struct krpc_req *req, *tmp;
+	unsigned int i;
+
+	krpc_conn_lock(conn);
+	rc->live = false;
+	if (rc->sctx) {
+		for (i = 0; i < rc->nr_sctx; i++)
+			krpc_mr_put_all_locked(&rc->sctx[i]);
+	}
+	krpc_conn_unlock(conn);
+	if (rc->qp && !list_empty(&rc->mrs))
+		ib_mr_pool_destroy(rc->qp, &rc->mrs);
+
+	krpc_conn_lock(conn);
+	while (!list_empty(&rc->sendq))
+		list_del_init(rc->sendq.next);
+	for (i = 0; rc->sctx && i < rc->nr_sctx; i++) {
+		struct krpc_sctx *sctx = &rc->sctx[i];
+
+		sctx->ops = 0;
+		sctx->wr_pending = 0;
+		if (sctx->call) {
+			struct krpc_call *call = sctx->call;
+
+			krpc_call_result_locked(call, conn->reason, 0, NULL);
+			if (!sctx->released)
+				krpc_call_xprt_done_locked(call);
+			krpc_call_replied_locked(call);
+			sctx->call = NULL;
+			krpc_call_slot_release_locked(call);
+		}
+		if (sctx->req) {
+			krpc_req_free_locked(sctx->req);
+			sctx->req = NULL;
+		}
+		krpc_buf_put(sctx->rbuf);
+		sctx->rbuf = NULL;
+	}
+	list_for_each_entry_safe(req, tmp, &rc->wait_sctx, node) {
+		list_del_init(&req->node);
+		krpc_req_free_locked(req);
+	}
+	krpc_conn_unlock(conn);
+}
+
+void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
+{
+	unsigned int i;
+
+	if (rc->qp) {
+		rdma_destroy_qp(rc->cm_id);
+		rc->qp = NULL;
+	}
+	if (rc->cq) {
+		ib_cq_pool_put(rc->cq, rc->cq_size);
+		rc->cq = NULL;
+	}
+	for (i = 0; rc->rx && i < rc->nr_recv; i++) {
+		krpc_buf_put(rc->rx[i].buf);
+		rc->rx[i].buf = NULL;
+	}
+	if (rc->hdrs_dma)
+		ib_dma_unmap_single(rc->ibdev, rc->hdrs_dma,
+				    rc->nr_sctx * KRPC_HDR_SIZE, DMA_TO_DEVICE);
+	rc->hdrs_dma = 0;
+	kfree(rc->hdrs);
+	rc->hdrs = NULL;
+	kfree(rc->rx);
+	rc->rx = NULL;
+	kfree(rc->sctx);
+	rc->sctx = NULL;
+	kfree(rc->wr);
+	rc->wr = NULL;
+	kfree(rc->sge);
+	rc->sge = NULL;
+}
+
+void krpc_rdma_free(struct krpc_conn *conn)
+{
+	kfree(conn->xprt);
+	conn->xprt = NULL;
+}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Client calls: slots, the backlog of calls waiting for one, matching of
+ * replies by call id, timeouts and cancellation.  Transport independent.
+ *
+ * A call completes (its done callback runs) exactly once, when two things
+ * hold: it has a result (reply, error reply, timeout, cancel, connection
+ * death) and the transport no longer references its buffers
+ * (CALL_XPRT clear).  Its slot is freed separately, when the transport
+ * knows the peer is done with the call id: a slot whose call timed out
+ * stays busy until the late reply arrives or the connection dies, so a
+ * late reply can never be taken for the answer to a newer call.
+ */
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+
+#include "krpc_priv.h"
+#include "transport.h"
+#include "wire.h"
+#include "pool.h"
+
+static struct kmem_cache *call_cache;
+
+int krpc_rpc_init(void)
+{
+	call_cache = KMEM_CACHE(krpc_call, 0);
+	return call_cache ? 0 : -ENOMEM;
+}
+
+void krpc_rpc_exit(void)
+{
+	kmem_cache_destroy(call_cache);
+}
+
+/*
+ * The last call reference never drops under conn->lock while it would also
+ * be the last connection reference: slot and timer references are dropped
+ * under the lock, but then the completion reference, the transport's or
+ * the owner's connection reference is still held.
+ */
+static void call_release(struct kref *ref)
+{
+	struct krpc_call *call = container_of(ref, struct krpc_call, ref);
+
+	krpc_conn_put(call->conn);
+	kmem_cache_free(call_cache, call);
+	atomic64_dec(&krpc_stats.calls_live);
+}
+
+/**
+ * krpc_call_put() - drop the handle krpc_call_async() returned
+ * @call:	the call
+ *
+ * Context: any context.
+ */
+void krpc_call_put(struct krpc_call *call)
+{
+	kref_put(&call->ref, call_release);
+}
+KRPC_EXPORT(krpc_call_put);
+
+u32 krpc_call_len(const struct krpc_call *call)
+{
+	return call->req.type == KRPC_PL_BUF ? call->req.buf->len : 0;
+}
+
+static void call_maybe_done_locked(struct krpc_call *call)
+{
+	struct krpc_conn *conn = call->conn;
+
+	lockdep_assert_held(&conn->lock);
+	if ((call->state & (CALL_RESULT | CALL_XPRT | CALL_DONE | CALL_QUEUED))
+	    != CALL_RESULT)
+		return;
+	call->state |= CALL_DONE;
+	list_add_tail(&call->node, &conn->done_list);
+}
+
+/*
+ * Set the outcome of a call; the first outcome wins.  Return false (and
+ * drop @reply) if the call already had one.
+ */
+bool krpc_call_result_locked(struct krpc_call *call, int status,
+			     unsigned int flags, struct krpc_buf *reply)
+{
+	struct krpc_conn *conn = call->conn;
+
+	lockdep_assert_held(&conn->lock);
+	if (call->state & CALL_RESULT) {
+		krpc_buf_put(reply);
+		return false;
+	}
+	call->state |= CALL_RESULT;
+	call->res.status = status;
+	call->res.flags = flags;
+	call->res.reply = reply;
+	if (status)
+		krpc_conn_stat_inc(conn, KRPC_STAT_ERRORS);
+	/* A timer that already fired drops its own reference. */
+	if (del_timer(&call->timer))
+		krpc_call_put(call);
+	call_maybe_done_locked(call);
+	return true;
+}
+
+void krpc_call_replied_locked(struct krpc_call *call)
+{
+	lockdep_assert_held(&call->conn->lock);
+	call->state |= CALL_REPLIED;
+}
+
+void krpc_call_xprt_done_locked(struct krpc_call *call)
+{
+	lockdep_assert_held(&call->conn->lock);
+	call->state &= ~CALL_XPRT;
+	call_maybe_done_locked(call);
+}
+
+static int call_start_locked(struct krpc_call *call)
+{
+	struct krpc_conn *conn = call->conn;
+	u16 slot;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	slot = conn->free_slots[--conn->nr_free];
+	call->slot = slot;
+	call->id = (++conn->seq << KRPC_CALL_SLOT_BITS) | slot;
+	conn->calls[slot] = call;
+	call->state |= CALL_SLOT | CALL_XPRT;
+	kref_get(&call->ref);
+
+	ret = conn->ops->send_call(conn, call);
+	if (ret) {
+		conn->calls[slot] = NULL;
+		conn->free_slots[conn->nr_free++] = slot;
+		call->state &= ~(CALL_SLOT | CALL_XPRT);
+		krpc_call_put(call);
+	}
+	return ret;
+}
+
+/* Give free slots to queued calls, oldest first. */
+static void conn_kick_locked(struct krpc_conn *conn)
+{
+	struct krpc_call *call;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	while (conn->state == KRPC_CONN_UP && conn->nr_free &&
+	       !list_empty(&conn->backlog)) {
+		call = list_first_entry(&conn->backlog, struct krpc_call, node);
+		list_del_init(&call->node);
+		conn->nr_backlog--;
+		call->state &= ~CALL_QUEUED;
+		ret = call_start_locked(call);
+		if (ret)
+			krpc_call_result_locked(call, ret, 0, NULL);
+	}
+}
+
+/* The transport is done with the slot: the peer will not use the id again. */
+void krpc_call_slot_release_locked(struct krpc_call *call)
+{
+	struct krpc_conn *conn = call->conn;
+
+	lockdep_assert_held(&conn->lock);
+	if (WARN_ON_ONCE(!(call->state & CALL_SLOT)))
+		return;
+	conn->calls[call->slot] = NULL;
+	conn->free_slots[conn->nr_free++] = call->slot;
+	if (call->state & CALL_ZOMBIE)
+		conn->zombies--;
+	call->state &= ~(CALL_SLOT | CALL_ZOMBIE);
+	call->xprt = NULL;
+	conn_kick_locked(conn);
+	krpc_call_put(call);
+}
+
+/*
+ * Match a reply to its call.  The slot number is validated against the
+ * negotiated depth before it indexes anything.
+ */
+struct krpc_call *krpc_call_find_locked(struct krpc_conn *conn, u64 id)
+{
+	u32 slot = id & KRPC_CALL_SLOT_MASK;
+	struct krpc_call *call;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->server || slot >= conn->depth)
+		return NULL;
+	call = conn->calls[slot];
+	if (!call || call->id != id || (call->state & CALL_REPLIED))
+		return NULL;
+	return call;
+}
+
+static void call_abort_locked(struct krpc_call *call, int err)
+{
+	struct krpc_conn *conn = call->conn;
+	bool queued = call->state & CALL_QUEUED;
+
+	lockdep_assert_held(&conn->lock);
+	if (queued) {
+		list_del_init(&call->node);
+		conn->nr_backlog--;
+		call->state &= ~CALL_QUEUED;
+	}
+	krpc_call_result_locked(call, err, 0, NULL);
+	if (queued || !(call->state & CALL_XPRT) || conn->state != KRPC_CONN_UP)
+		return;
+	if (!(call->state & CALL_REPLIED)) {
+		call->state |= CALL_ZOMBIE;
+		conn->zombies++;
+	}
+	conn->ops->abort_call(conn, call);
+	/*
+	 * A peer that leaves half the slots unanswered is stuck or broken:
+	 * reset the connection rather than let every later call time out.
+	 */
+	if (conn->zombies >= max(1U, conn->depth / 2)) {
+		pr_warn("conn %u: %u calls abandoned without reply, resetting\n",
+			conn->id, conn->zombies);
+		conn->reset = -ETIMEDOUT;
+	}
+}
+
+void krpc_conn_fail_backlog_locked(struct krpc_conn *conn, int reason)
+{
+	struct krpc_call *call;
+
+	lockdep_assert_held(&conn->lock);
+	while (!list_empty(&conn->backlog)) {
+		call = list_first_entry(&conn->backlog, struct krpc_call, node);
+		call_abort_locked(call, reason);
+	}
+}
+
+static void call_timeout(struct timer_list *t)
+{
+	struct krpc_call *call = from_timer(call, t, timer);
+	struct krpc_conn *conn = call->conn;
+
+	krpc_conn_lock(conn);
+	if (!(call->state & CALL_RESULT)) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
+		call_abort_locked(call, -ETIMEDOUT);
+	}
+	krpc_conn_unlock(conn);
+	krpc_call_put(call);
+}
+
+/* Runs from krpc_conn_unlock(), without the lock. */
+void krpc_call_run_done(struct krpc_call *call)
+{
+	if (call->req.type == KRPC_PL_BUF)
+		krpc_buf_put(call->req.buf);
+	call->req.type = KRPC_PL_NONE;
+	if (call->reply_dst && call->reply_dst != call->res.reply)
+		krpc_buf_put(call->reply_dst);
+	call->reply_dst = NULL;
+	call->done(call, &call->res, call->priv);
+	krpc_call_put(call);
+}
+
+static int payload_check(struct krpc_conn *conn, const struct krpc_payload *pl)
+{
+	switch (pl->type) {
+	case KRPC_PL_NONE:
+		return 0;
+	case KRPC_PL_BUF:
+		/* Only memory mapped for this connection's device will do. */
+		if (!pl->buf || pl->buf->pool != conn->pool || !pl->buf->busy)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
+		       struct krpc_call **callp, gfp_t gfp)
+{
+	struct krpc_buf *reply_dst = NULL;
+	bool own_reply_dst = false;
+	struct krpc_call *call;
+	unsigned int timeout;
+	u32 len;
+	int ret;
+
+	if (!args->done || (args->flags & ~KRPC_CALL_VALID_FLAGS) ||
+	    args->method >= KRPC_METHOD_RESERVED)
+		return -EINVAL;
+	ret = payload_check(conn, &args->req);
+	if (!ret)
+		ret = payload_check(conn, &args->reply);
+	if (ret)
+		return ret;
+	len = args->req.type == KRPC_PL_BUF ? args->req.buf->len : 0;
+	if (len > conn->max_msg)
+		return -EMSGSIZE;
+	if (args->flags & KRPC_CALL_ONEWAY) {
+		/* No reply carries the invalidation of a rendezvous key. */
+		if (len > conn->inline_max)
+			return -EMSGSIZE;
+		if (args->reply.type != KRPC_PL_NONE)
+			return -EINVAL;
+	} else if (args->reply.type == KRPC_PL_BUF) {
+		reply_dst = args->reply.buf;
+	} else if (args->reply_max > conn->inline_max) {
+		if (args->reply_max > conn->max_msg)
+			return -EMSGSIZE;
+		reply_dst = krpc_buf_get(conn->pool, args->reply_max, gfp);
+		if (IS_ERR(reply_dst))
+			return PTR_ERR(reply_dst);
+		own_reply_dst = true;
+	}
+
+	call = kmem_cache_zalloc(call_cache, gfp);
+	if (!call) {
+		ret = -ENOMEM;
+		goto out_put_reply;
+	}
+	atomic64_inc(&krpc_stats.calls_live);
+	kref_init(&call->ref);
+	krpc_conn_get(conn);
+	call->conn = conn;
+	INIT_LIST_HEAD(&call->node);
+	call->method = args->method;
+	call->flags = args->flags;
+	call->req = args->req;
+	call->reply_dst = reply_dst;
+	call->done = args->done;
+	call->priv = args->priv;
+	timer_setup(&call->timer, call_timeout, 0);
+	timeout = args->timeout_ms ? args->timeout_ms : conn->timeout_ms;
+
+	krpc_conn_lock(conn);
+	if (conn->state != KRPC_CONN_UP) {
+		ret = conn->reason ? conn->reason : -ENOTCONN;
+		goto out_unlock;
+	}
+	if (conn->nr_free && list_empty(&conn->backlog)) {
+		ret = call_start_locked(call);
+		if (ret)
+			goto out_unlock;
+	} else if (args->flags & KRPC_CALL_NOWAIT) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_WINDOW_FULL);
+		ret = -EAGAIN;
+		goto out_unlock;
+	} else {
+		krpc_conn_stat_inc(conn, KRPC_STAT_WINDOW_FULL);
+		call->state |= CALL_QUEUED;
+		list_add_tail(&call->node, &conn->backlog);
+		conn->nr_backlog++;
+	}
+	krpc_conn_stat_inc(conn, KRPC_STAT_CALLS);
+	/* Armed under the lock: a result cannot slip in before the timer. */
+	kref_get(&call->ref);
+	call->deadline = jiffies + msecs_to_jiffies(timeout);
+	mod_timer(&call->timer, call->deadline);
+	if (callp) {
+		kref_get(&call->ref);
+		*callp = call;
+	}
+	krpc_conn_unlock(conn);
+	return 0;
+
+out_unlock:
+	krpc_conn_unlock(conn);
+	/* Nothing was sent: the caller keeps its buffers. */
+	call->req.type = KRPC_PL_NONE;
+	krpc_call_put(call);
+out_put_reply:
+	if (own_reply_dst)
+		krpc_buf_put(reply_dst);
+	return ret;
+}
+
+/**
+ * krpc_call_async() - start a call
+ * @clnt:	client
+ * @args:	the call; @args->done is required
+ * @callp:	if not NULL, receives a handle for krpc_call_cancel(), to be
+ *		dropped with krpc_call_put()
+ *
+ * When no slot is free the call waits in a queue (counted in
+ * krpc_conn_stats.window_full), or fails with -EAGAIN if
+ * KRPC_CALL_NOWAIT is set.  The timeout counts from submission, queueing
+ * included.
+ *
+ * On success krpc owns the buffers in @args and @args->done runs exactly
+ * once; it may run before this function returns.  On failure nothing was
+ * sent, @args->done never runs and the caller keeps its buffers.
+ *
+ * Context: any context; does not sleep.  A reply buffer that krpc must take
+ * for @args->reply_max is taken without waiting.
+ * Return: 0, -EINVAL (bad arguments, buffer not from this client's pool),
+ * -EMSGSIZE (payload larger than the negotiated maximum, or a one-way
+ * payload larger than the inline size), -EAGAIN, -ENOBUFS, -ENOMEM,
+ * -ENOTCONN or the connection's error once it died.
+ */
+int krpc_call_async(struct krpc_client *clnt, struct krpc_call_args *args,
+		    struct krpc_call **callp)
+{
+	return call_submit(krpc_client_conn(clnt), args, callp, GFP_ATOMIC);
+}
+KRPC_EXPORT(krpc_call_async);
+
+struct sync_wait {
+	struct completion done;
+	struct krpc_result res;
+};
+
+static void sync_done(struct krpc_call *call, const struct krpc_result *res,
+		      void *priv)
+{
+	struct sync_wait *w = priv;
+
+	w->res = *res;
+	complete(&w->done);
+}
+
+/**
+ * krpc_call_sync() - make a call and wait for its outcome
+ * @clnt:	client
+ * @args:	the call; @args->done must be NULL
+ * @res:	outcome; the caller owns @res->reply
+ *
+ * Like krpc_call_async() but waits, including for a free slot unless
+ * KRPC_CALL_NOWAIT is set, and for a pool buffer for @args->reply_max.
+ * A fatal signal cancels the call (the wait then lasts until krpc no
+ * longer touches the buffers, which is bounded).
+ *
+ * Context: process context, may sleep.
+ * Return: @res->status, or a submission error as for krpc_call_async()
+ * (then @res is untouched and the caller keeps its buffers).
+ */
+int krpc_call_sync(struct krpc_client *clnt, struct krpc_call_args *args,
+		   struct krpc_result *res)
+{
+	struct krpc_call_args a = *args;
+	struct krpc_call *call;
+	struct sync_wait w;
+	int ret;
+
+	might_sleep();
+	if (args->done)
+		return -EINVAL;
+	init_completion(&w.done);
+	a.done = sync_done;
+	a.priv = &w;
+	ret = call_submit(krpc_client_conn(clnt), &a, &call, GFP_KERNEL);
+	if (ret)
+		return ret;
+	if (wait_for_completion_killable(&w.done)) {
+		krpc_call_cancel(call);
+		wait_for_completion(&w.done);
+	}
+	krpc_call_put(call);
+	*res = w.res;
+	return res->status;
+}
+KRPC_EXPORT(krpc_call_sync);
+
+/**
+ * krpc_call_cancel() - abandon a call
+ * @call:	handle from krpc_call_async()
+ *
+ * The call completes with -ECANCELED as soon as krpc no longer needs its
+ * buffers: at once for a queued call; for a sent call once its send
+ * finished and any remote key it exposed is invalidated.  The server is
+ * told (krpc_req_cancelled()); a reply that still comes is dropped.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -EALREADY if the call already had an outcome.
+ */
+int krpc_call_cancel(struct krpc_call *call)
+{
+	struct krpc_conn *conn = call->conn;
+	int ret = 0;
+
+	krpc_conn_lock(conn);
+	if (call->state & CALL_RESULT) {
+		ret = -EALREADY;
+	} else {
+		krpc_conn_stat_inc(conn, KRPC_STAT_CANCELS);
+		call_abort_locked(call, -ECANCELED);
+	}
+	krpc_conn_unlock(conn);
+	return ret;
+}
+KRPC_EXPORT(krpc_call_cancel);

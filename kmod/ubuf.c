@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pools mapped into a process, and who owns each of their buffers.
+ *
+ * A user pool is an ordinary registered pool (pool.c) whose pages are
+ * compound (__GFP_COMP: vm_insert_pages() takes a reference on each page it
+ * maps, so a page stays allocated until both the pool and every mapping let
+ * go of it) and charged to the memory cgroup (__GFP_ACCOUNT) and to the
+ * opener's locked_vm.  The process maps it once with mmap(); the
+ * transport moves payloads straight between those pages and the wire.
+ *
+ * Ownership of each buffer is kept here, in kernel memory only:
+ *   UB_KERNEL	in the pool's free list, or taken by the transport (receive
+ *		ring, RDMA READ target, reply destination)
+ *   UB_USER	the process owns it (KRPC_IOC_BUF_ALLOC, or handed over by a
+ *		completion)
+ *   UB_TX	the process handed it to a command; the core's
+ *		krpc_buf_put() at the end of its use lands in keep() below,
+ *		which makes it UB_USER again instead of freeing it
+ * The process can always write every buffer through its mapping; that only
+ * corrupts its own data: the kernel never parses pool memory in place.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/user.h>
+#include <linux/sched/signal.h>
+#include <linux/capability.h>
+#include <linux/nospec.h>
+#include <linux/overflow.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
+
+#include "krpc_priv.h"
+#include "pool.h"
+#include "ufile.h"
+
+/*
+ * RDMA devices as the userspace path sees them, for choosing a pool's
+ * device by name.  A second ib_client of the module: device.c's is the
+ * transport's.
+ */
+struct udev {
+	struct list_head node;
+	struct ib_device *ibdev;
+	struct list_head pools;
+};
+
+static LIST_HEAD(udevs);
+static DEFINE_MUTEX(udevs_lock);	/* udevs, udev.pools */
+static struct ib_client udev_client;
+
+static int udev_add(struct ib_device *ibdev)
+{
+	struct udev *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return -ENOMEM;
+	d->ibdev = ibdev;
+	INIT_LIST_HEAD(&d->pools);
+	mutex_lock(&udevs_lock);
+	list_add_tail(&d->node, &udevs);
+	mutex_unlock(&udevs_lock);
+	return 0;
+}
+
+/*
+ * The device goes.  Pools on it take no new buffers from now on, so new
+ * connections on them fail; the transport's own remove callback then tears
+ * down every connection on the device.
+ */
+static void udev_remove(struct ib_device *ibdev, void *unused)
+{
+	struct krpc_upool *up, *tmp;
+	struct udev *d;
+
+	mutex_lock(&udevs_lock);
+	list_for_each_entry(d, &udevs, node) {
+		if (d->ibdev != ibdev)
+			continue;
+		list_for_each_entry_safe(up, tmp, &d->pools, kdev_node) {
+			spin_lock_bh(&up->pool->lock);
+			up->pool->dead = true;
+			spin_unlock_bh(&up->pool->lock);
+			list_del_init(&up->kdev_node);
+		}
+		list_del(&d->node);
+		kfree(d);
+		break;
+	}
+	mutex_unlock(&udevs_lock);
+}
+
+static struct ib_client udev_client = {
+	.name	= "krpc_user",
+	.add	= udev_add,
+	.remove	= udev_remove,
+};
+
+int krpc_ubuf_init(void)
+{
+	return ib_register_client(&udev_client);
+}
+
+void krpc_ubuf_exit(void)
+{
+	ib_unregister_client(&udev_client);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Accounting, as io_uring does for its fixed buffers */
+
+static int account(struct krpc_file *kf, struct user_struct *user,
+		   unsigned long nr_pages)
+{
+	unsigned long limit = (unsigned long)krpc_param(upool_max_mb) << (20 - PAGE_SHIFT);
+	unsigned long cur, new;
+
+	if (!file_ns_capable(kf->file, &init_user_ns, CAP_IPC_LOCK))
+		limit = min(limit, rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT);
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		if (check_add_overflow(cur, nr_pages, &new) || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Ownership */
+
+static struct krpc_upool *to_upool(struct krpc_pool *pool)
+{
+	return pool->owner;
+}
+
+/* krpc_buf_put() of a user pool's buffer.  Any context. */
+static bool upool_keep(struct krpc_buf *buf)
+{
+	struct krpc_upool *up = to_upool(buf->pool);
+	struct krpc_uslot *waiter = NULL;
+	unsigned long flags;
+	bool kept = false;
+
+	spin_lock_irqsave(&up->lock, flags);
+	if (up->state[buf->idx] == UB_TX) {
+		up->state[buf->idx] = UB_USER;
+		waiter = up->waiter[buf->idx];
+		up->waiter[buf->idx] = NULL;
+		kept = true;
+	}
+	spin_unlock_irqrestore(&up->lock, flags);
+	if (waiter)
+		krpc_userver_tx_done(waiter);
+	return kept;
+}
+
+/* The pool's memory is being freed: nothing refers to @up any more. */
+static void upool_release(struct krpc_pool *pool)
+{
+	struct krpc_upool *up = to_upool(pool);
+
+	if (!list_empty_careful(&up->kdev_node)) {
+		mutex_lock(&udevs_lock);
+		list_del_init(&up->kdev_node);
+		mutex_unlock(&udevs_lock);
+	}
+	atomic_long_sub(up->charged, &up->user->locked_vm);
+	free_uid(up->user);
+	kvfree(up->pages);
+	kvfree(up->waiter);
+	kvfree(up->state);
+	kfree(up);
+}
+
+static const struct krpc_pool_owner_ops upool_owner_ops = {
+	.keep		= upool_keep,
+	.release	= upool_release,
+};
+
+/* Bounds of a payload in a buffer; the index is checked by the caller. */
+static int range_check(struct krpc_upool *up, u32 off, u32 len)
+{
+	u32 end;
+
+	if (check_add_overflow(off, len, &end) || end > up->buf_size)
+		return -EINVAL;
+	return 0;
+}
+
+int krpc_ubuf_check(struct krpc_upool *up, u32 idx, u32 off, u32 len)
+{
+	if (idx >= up->count)
+		return -EINVAL;
+	return range_check(up, off, len);
+}
+
+/**
+ * krpc_ubuf_hand_over() - a command takes a buffer the process owns
+ * @up:		pool
+ * @idx:	buffer index from userspace, unchecked
+ * @off:	payload offset, unchecked
+ * @len:	payload length, unchecked
+ * @waiter:	slot to tell when the buffer comes back, or NULL
+ * @err:	-EINVAL (index or range), -EBUSY (the kernel owns it)
+ *
+ * Context: any context.
+ * Return: the buffer, payload set, now UB_TX; or NULL and *@err.
+ */
+struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
+				     u32 off, u32 len,
+				     struct krpc_uslot *waiter, int *err)
+{
+	struct krpc_buf *buf;
+	unsigned long flags;
+
+	if (idx >= up->count || range_check(up, off, len)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	idx = array_index_nospec(idx, up->count);
+	spin_lock_irqsave(&up->lock, flags);
+	if (up->state[idx] != UB_USER) {
+		spin_unlock_irqrestore(&up->lock, flags);
+		*err = -EBUSY;
+		return NULL;
+	}
+	up->state[idx] = UB_TX;
+	up->waiter[idx] = waiter;
+	spin_unlock_irqrestore(&up->lock, flags);
+	buf = up->pool->all_bufs[idx];
+	buf->off = off;
+	buf->len = len;
+	return buf;
+}
+
+/* The command failed before the core took the buffer: the process owns it. */
+void krpc_ubuf_take_back(struct krpc_upool *up, struct krpc_buf *buf)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&up->lock, flags);
+	WARN_ON_ONCE(up->state[buf->idx] != UB_TX);
+	up->state[buf->idx] = UB_USER;
+	up->waiter[buf->idx] = NULL;
+	spin_unlock_irqrestore(&up->lock, flags);
+}
+
+/* A buffer the core handed over (reply, request) goes to the process. */
+u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf)
+{
+	unsigned long flags;
+
+	if (WARN_ON_ONCE(buf->pool != up->pool)) {
+		krpc_buf_put(buf);
+		return KRPC_BUF_NONE;
+	}
+	spin_lock_irqsave(&up->lock, flags);
+	up->state[buf->idx] = UB_USER;
+	spin_unlock_irqrestore(&up->lock, flags);
+	return buf->idx;
+}
+
+/* Context: any context.  Return: a buffer index or -ENOBUFS / -ENODEV. */
+int krpc_ubuf_alloc(struct krpc_upool *up)
+{
+	struct krpc_buf *buf;
+	unsigned long flags;
+
+	buf = krpc_buf_get(up->pool, up->buf_size, GFP_ATOMIC);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf) == -ENODEV ? -ENODEV : -ENOBUFS;
+	spin_lock_irqsave(&up->lock, flags);
+	up->state[buf->idx] = UB_USER;
+	spin_unlock_irqrestore(&up->lock, flags);
+	return buf->idx;
+}
+
+/**
+ * krpc_ubuf_free() - the process gives buffers back
+ * @up:		pool
+ * @idx:	indexes, unchecked
+ * @n:		entries of @idx
+ *
+ * All or nothing.  Context: any context.
+ * Return: 0, -EINVAL (index out of range) or -EBUSY (not the process's,
+ * or named twice).
+ */
+int krpc_ubuf_free(struct krpc_upool *up, const u32 *idx, unsigned int n)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (idx[i] >= up->count)
+			return -EINVAL;
+	spin_lock_irqsave(&up->lock, flags);
+	for (i = 0; i < n; i++) {
+		u32 k = array_index_nospec(idx[i], up->count);
+
+		if (up->state[k] != UB_USER)
+			break;
+		up->state[k] = UB_KERNEL;
+	}
+	if (i < n) {
+		while (i--)
+			up->state[array_index_nospec(idx[i], up->count)] = UB_USER;
+		spin_unlock_irqrestore(&up->lock, flags);
+		return -EBUSY;
+	}
+	spin_unlock_irqrestore(&up->lock, flags);
+	for (i = 0; i < n; i++)
+		krpc_buf_put(up->pool->all_bufs[array_index_nospec(idx[i],
+								   up->count)]);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Objects */
+
+/* Last handle reference: give the process's buffers back, drop the pool. */
+static void upool_free(struct krpc_uobj *obj)
+{
+	struct krpc_upool *up = container_of(obj, struct krpc_upool, obj);
+	struct krpc_pool *pool = up->pool;
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < up->count; i++) {
+		bool user;
+
+		spin_lock_irqsave(&up->lock, flags);
+		user = up->state[i] == UB_USER;
+		WARN_ON_ONCE(up->state[i] == UB_TX);
+		if (user)
+			up->state[i] = UB_KERNEL;
+		spin_unlock_irqrestore(&up->lock, flags);
+		if (user)
+			krpc_buf_put(pool->all_bufs[i]);
+	}
+	/* @up lives on until the pool's last reference (upool_release). */
+	krpc_pool_put(pool);
+}
+
+struct krpc_upool *krpc_upool_get(struct krpc_file *kf, u32 handle)
+{
+	struct krpc_uobj *obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_POOL);
+
+	return obj ? container_of(obj, struct krpc_upool, obj) : NULL;
+}
+
+void krpc_upool_put(struct krpc_upool *up)
+{
+	krpc_uobj_put(&up->obj);
+}
+
+static struct udev *udev_find(const char *name)
+{
+	struct udev *d;
+
+	lockdep_assert_held(&udevs_lock);
+	list_for_each_entry(d, &udevs, node)
+		if (!name[0] || !strcmp(dev_name(&d->ibdev->dev), name))
+			return d;
+	return NULL;
+}
+
+static int upool_fill_pages(struct krpc_upool *up)
+{
+	struct krpc_pool *pool = up->pool;
+	unsigned long n = 0;
+	u32 i, s, j;
+
+	up->pages = kvmalloc_array(up->nr_pages, sizeof(*up->pages),
+				   GFP_KERNEL_ACCOUNT);
+	if (!up->pages)
+		return -ENOMEM;
+	for (i = 0; i < pool->nr_bufs; i++) {
+		struct krpc_buf *buf = pool->all_bufs[i];
+		u32 per_seg = 1U << (buf->seg_shift - PAGE_SHIFT);
+
+		for (s = 0; s < buf->nsegs; s++)
+			for (j = 0; j < per_seg; j++) {
+				if (WARN_ON_ONCE(n >= up->nr_pages))
+					return -EINVAL;
+				up->pages[n++] = buf->segs[s].page + j;
+			}
+	}
+	return n == up->nr_pages ? 0 : -EINVAL;
+}
+
+static struct krpc_upool *upool_create(struct krpc_file *kf,
+				       const struct krpc_pool_create *pc)
+{
+	struct krpc_pool_cfg cfg = {
+		.small_size = pc->buf_size,
+		.nr_small = pc->count,
+		.gfp = __GFP_COMP | __GFP_ACCOUNT,
+	};
+	unsigned long nr_pages = ((u64)pc->buf_size * pc->count) >> PAGE_SHIFT;
+	struct user_struct *user = get_uid(kf->cred->user);
+	struct krpc_pool *pool;
+	struct krpc_upool *up;
+	struct udev *d;
+	int ret;
+
+	ret = account(kf, user, nr_pages);
+	if (ret) {
+		free_uid(user);
+		return ERR_PTR(ret);
+	}
+	up = kzalloc(sizeof(*up), GFP_KERNEL_ACCOUNT);
+	if (!up) {
+		ret = -ENOMEM;
+		goto out_unaccount;
+	}
+	up->user = user;
+	up->charged = nr_pages;
+	up->buf_size = pc->buf_size;
+	up->count = pc->count;
+	up->nr_pages = nr_pages;
+	spin_lock_init(&up->lock);
+	atomic_set(&up->users, 0);
+	INIT_LIST_HEAD(&up->kdev_node);
+	up->state = kvcalloc(up->count, sizeof(*up->state), GFP_KERNEL_ACCOUNT);
+	up->waiter = kvcalloc(up->count, sizeof(*up->waiter),
+			      GFP_KERNEL_ACCOUNT);
+	if (!up->state || !up->waiter) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	/* Held across creation: the device cannot go half-way. */
+	mutex_lock(&udevs_lock);
+	d = udev_find(pc->device);
+	if (!d) {
+		mutex_unlock(&udevs_lock);
+		ret = -ENODEV;
+		goto out_free;
+	}
+	pool = krpc_pool_create(d->ibdev, &cfg);
+	if (IS_ERR(pool)) {
+		mutex_unlock(&udevs_lock);
+		ret = PTR_ERR(pool);
+		goto out_free;
+	}
+	/* Nobody else knows the pool yet. */
+	pool->owner = up;
+	pool->owner_ops = &upool_owner_ops;
+	up->pool = pool;
+	list_add_tail(&up->kdev_node, &d->pools);
+	mutex_unlock(&udevs_lock);
+
+	ret = upool_fill_pages(up);
+	if (ret) {
+		/* upool_release() frees @up and uncharges. */
+		krpc_pool_put(pool);
+		return ERR_PTR(ret);
+	}
+	return up;
+
+out_free:
+	kvfree(up->waiter);
+	kvfree(up->state);
+	kfree(up);
+out_unaccount:
+	atomic_long_sub(nr_pages, &user->locked_vm);
+	free_uid(user);
+	return ERR_PTR(ret);
+}
+
+/* Context: process context (ioctl). */
+long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_pool_create pc;
+	struct krpc_upool *up;
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRPC_POOL_CREATE_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&pc, sizeof(pc), arg, usize);
+	if (ret)
+		return ret;
+	if (pc.flags || pc.reserved || pc.handle || pc.mmap_offset ||
+	    pc.mmap_length)
+		return -EINVAL;
+	if (pc.buf_size < KRPC_POOL_BUF_MIN || pc.buf_size > KRPC_POOL_BUF_MAX ||
+	    !is_power_of_2(pc.buf_size) || !pc.count ||
+	    pc.count > KRPC_POOL_COUNT_MAX)
+		return -EINVAL;
+	if (strnlen(pc.device, sizeof(pc.device)) == sizeof(pc.device))
+		return -EINVAL;
+
+	up = upool_create(kf, &pc);
+	if (IS_ERR(up))
+		return PTR_ERR(up);
+	ret = krpc_uobj_add(kf, &up->obj, KRPC_UOBJ_POOL, upool_free);
+	if (ret) {
+		krpc_pool_put(up->pool);
+		return ret;
+	}
+	pc.size = min_t(u32, usize, sizeof(pc));
+	pc.handle = up->obj.handle;
+	pc.mmap_offset = (u64)up->obj.handle << 32;
+	pc.mmap_length = (u64)up->buf_size * up->count;
+	if (copy_to_user(arg, &pc, pc.size)) {
+		/* The handle exists; the caller cannot know it: undo. */
+		struct krpc_uobj *obj = krpc_uobj_remove(kf, pc.handle,
+							 KRPC_UOBJ_POOL);
+
+		if (obj)
+			krpc_uobj_put(obj);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_handle_arg ha;
+	struct krpc_upool *up;
+	struct krpc_uobj *obj;
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRPC_HANDLE_ARG_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&ha, sizeof(ha), arg, usize);
+	if (ret)
+		return ret;
+	if (ha.flags || ha.reserved)
+		return -EINVAL;
+	up = krpc_upool_get(kf, ha.handle);
+	if (!up)
+		return -EBADF;
+	ret = atomic_read(&up->users) ? -EBUSY : 0;
+	krpc_upool_put(up);
+	if (ret)
+		return ret;
+	obj = krpc_uobj_remove(kf, ha.handle, KRPC_UOBJ_POOL);
+	if (!obj)
+		return -EBADF;
+	krpc_uobj_put(obj);
+	return 0;
+}
+
+/* KRPC_IOC_BUF_ALLOC / KRPC_IOC_BUF_FREE.  Context: process context. */
+long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
+{
+	struct krpc_buf_arg ba;
+	struct krpc_upool *up;
+	u32 usize, i;
+	u32 *idx;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRPC_BUF_ARG_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&ba, sizeof(ba), arg, usize);
+	if (ret)
+		return ret;
+	if (ba.flags || !ba.count || ba.count > KRPC_BUF_IOC_MAX)
+		return -EINVAL;
+	idx = kvmalloc_array(ba.count, sizeof(*idx), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	up = krpc_upool_get(kf, ba.pool);
+	if (!up) {
+		ret = -EBADF;
+		goto out_free;
+	}
+	if (free) {
+		if (copy_from_user(idx, u64_to_user_ptr(ba.bufs),
+				   ba.count * sizeof(*idx)))
+			ret = -EFAULT;
+		else
+			ret = krpc_ubuf_free(up, idx, ba.count);
+		goto out_put;
+	}
+	for (i = 0; i < ba.count; i++) {
+		ret = krpc_ubuf_alloc(up);
+		if (ret < 0)
+			break;
+		idx[i] = ret;
+	}
+	if (!i)
+		goto out_put;
+	ba.count = i;
+	if (copy_to_user(u64_to_user_ptr(ba.bufs), idx, i * sizeof(*idx)) ||
+	    put_user(i, &((struct krpc_buf_arg __user *)arg)->count)) {
+		krpc_ubuf_free(up, idx, i);
+		ret = -EFAULT;
+		goto out_put;
+	}
+	ret = i;
+out_put:
+	krpc_upool_put(up);
+out_free:
+	kvfree(idx);
+	return ret;
+}
+
+/*
+ * Map the whole pool, shared, at its exact offset (checked by the
+ * caller) and length.  Context: mmap(), mmap_lock held for writing.
+ */
+int krpc_upool_mmap(struct krpc_upool *up, struct vm_area_struct *vma)
+{
+	unsigned long nr = up->nr_pages;
+	int ret;
+
+	if (vma_pages(vma) != up->nr_pages || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTCOPY | VM_DONTDUMP);
+	ret = vm_insert_pages(vma, vma->vm_start, up->pages, &nr);
+	return ret;
+}

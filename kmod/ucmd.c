@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Command core of the userspace path: decode, validate, execute, complete.
+ * Front-end independent: a front end (uring.c) gives a kernel copy of the
+ * 80-byte command and gets the result back through krpc_ucmd_ops.
+ *
+ * Validation order for every command (io_uring/register.c style): the
+ * payload is already a private copy; reserved fields must be zero, unknown
+ * flags are -EINVAL, then handles (-EBADF: unknown, closed, of another file
+ * or of another kind), then indexes and ranges (-EINVAL), then ownership
+ * (-EBUSY).
+ *
+ * Completion: a command either returns its result at once or is parked
+ * (krpc_ucmd_park()) and later finished exactly once by
+ * krpc_ucmd_finish(): kf->parked_lock and krpc_ucmd.done decide who wins
+ * between the event, a CANCEL and the teardown of a dying task.
+ */
+#include <linux/slab.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ioctl.h>
+#include <linux/nospec.h>
+
+#include "krpc_priv.h"
+#include "pool.h"
+#include "ufile.h"
+
+static struct kmem_cache *ucmd_cache;
+
+int krpc_ucmd_init_cache(void)
+{
+	ucmd_cache = KMEM_CACHE(krpc_ucmd, 0);
+	return ucmd_cache ? 0 : -ENOMEM;
+}
+
+void krpc_ucmd_exit_cache(void)
+{
+	kmem_cache_destroy(ucmd_cache);
+}
+
+struct krpc_ucmd *krpc_ucmd_alloc(gfp_t gfp)
+{
+	return kmem_cache_zalloc(ucmd_cache, gfp | __GFP_ACCOUNT);
+}
+
+void krpc_ucmd_init(struct krpc_ucmd *uc, const struct krpc_ucmd_ops *ops,
+		    struct krpc_file *kf, u32 op)
+{
+	kref_init(&uc->ref);
+	uc->ops = ops;
+	uc->kf = kf;
+	uc->op = op;
+	INIT_LIST_HEAD(&uc->node);
+}
+
+static void ucmd_release(struct kref *ref)
+{
+	struct krpc_ucmd *uc = container_of(ref, struct krpc_ucmd, ref);
+
+	switch (uc->op) {
+	case KRPC_CMD_CALL:
+		if (uc->call.call)
+			krpc_call_put(uc->call.call);
+		if (uc->call.uconn)
+			krpc_uobj_put(&uc->call.uconn->obj);
+		break;
+	case KRPC_CMD_FETCH:
+	case KRPC_CMD_REPLY:
+	case KRPC_CMD_REPLY_FETCH:
+		if (uc->slot.us)
+			krpc_uobj_put((struct krpc_uobj *)uc->slot.us);
+		break;
+	}
+	if (uc->task)
+		put_task_struct(uc->task);
+	kmem_cache_free(ucmd_cache, uc);
+}
+
+/* Context: any context. */
+void krpc_ucmd_put(struct krpc_ucmd *uc)
+{
+	kref_put(&uc->ref, ucmd_release);
+}
+
+/**
+ * krpc_ucmd_park() - the command waits for an event
+ * @uc:		the command, not yet visible to anything that completes it
+ * @cancel:	how to make it finish early (dying task, ring exit), or NULL
+ *
+ * Context: any context.
+ */
+void krpc_ucmd_park(struct krpc_ucmd *uc, void (*cancel)(struct krpc_ucmd *))
+{
+	struct krpc_file *kf = uc->kf;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kf->parked_lock, flags);
+	uc->cancel = cancel;
+	uc->parked = true;
+	list_add_tail(&uc->node, &kf->parked);
+	kf->nr_parked++;
+	spin_unlock_irqrestore(&kf->parked_lock, flags);
+	if (uc->task)
+		krpc_umonitor_arm(kf);
+}
+
+/* Decide the result; false if somebody else already did. */
+static bool ucmd_claim(struct krpc_ucmd *uc)
+{
+	struct krpc_file *kf = uc->kf;
+	unsigned long flags;
+	bool won = false;
+
+	spin_lock_irqsave(&kf->parked_lock, flags);
+	if (!uc->done) {
+		uc->done = true;
+		won = true;
+		if (uc->parked) {
+			list_del_init(&uc->node);
+			uc->parked = false;
+			kf->nr_parked--;
+		}
+	}
+	spin_unlock_irqrestore(&kf->parked_lock, flags);
+	return won;
+}
+
+/**
+ * krpc_ucmd_finish() - complete a parked command
+ * @uc:		the command
+ * @res:	result
+ * @res2:	second result (krpc_res2())
+ *
+ * Context: any context; may be called under krpc_userver.lock.
+ * Return: true if this call completed the command, false if it already was.
+ */
+bool krpc_ucmd_finish(struct krpc_ucmd *uc, s32 res, u64 res2)
+{
+	if (!ucmd_claim(uc))
+		return false;
+	uc->ops->complete(uc, res, res2);
+	return true;
+}
+
+/**
+ * krpc_ucmd_cancel() - make a parked command finish soon
+ * @uc:		the command (the caller keeps it alive)
+ *
+ * For the io_uring cancel hook and the dying-task monitor.  A call is
+ * cancelled (-ECANCELED once the transport let go of its buffers); a FETCH
+ * completes with -ECANCELED; a reply completes when its buffer is back.
+ *
+ * Context: process context, no locks held.
+ */
+void krpc_ucmd_cancel(struct krpc_ucmd *uc)
+{
+	struct krpc_file *kf = uc->kf;
+	void (*cancel)(struct krpc_ucmd *uc) = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kf->parked_lock, flags);
+	if (uc->parked && !uc->done && uc->cancel) {
+		cancel = uc->cancel;
+		kref_get(&uc->ref);
+	}
+	spin_unlock_irqrestore(&kf->parked_lock, flags);
+	if (cancel) {
+		cancel(uc);
+		krpc_ucmd_put(uc);
+	}
+}
+
+static bool reserved_zero(const u64 *r, unsigned int n)
+{
+	return !memchr_inv(r, 0, n * sizeof(*r));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Addresses */
+
+static int addr_from_user(const struct krpc_addr *a,
+			  struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	switch (a->family) {
+	case AF_INET: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (a->scope_id || memchr_inv(a->addr + 4, 0, 12))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = (__force __be16)a->port;
+		memcpy(&sin->sin_addr, a->addr, 4);
+		return 0;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = (__force __be16)a->port;
+		sin6->sin6_scope_id = a->scope_id;
+		memcpy(&sin6->sin6_addr, a->addr, 16);
+		return 0;
+	}
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+int krpc_uaddr_parse(const struct krpc_addr *a, struct sockaddr_storage *ss)
+{
+	return addr_from_user(a, ss);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connections */
+
+static void uconn_free(struct krpc_uobj *obj)
+{
+	struct krpc_uconn *uconn = container_of(obj, struct krpc_uconn, obj);
+
+	WARN_ON_ONCE(uconn->clnt || !list_empty(&uconn->calls));
+	atomic_dec(&uconn->up->users);
+	krpc_upool_put(uconn->up);
+	kfree(uconn);
+}
+
+/*
+ * Close: no new call can start, every call completes (-ESHUTDOWN), the
+ * connection is gone.  Context: process context, sleeps.
+ */
+void krpc_uconn_shutdown(struct krpc_uconn *uconn)
+{
+	if (atomic_dec_and_test(&uconn->active))
+		wake_up(&uconn->wq);
+	wait_event(uconn->wq, !atomic_read(&uconn->active));
+	if (uconn->clnt)
+		krpc_client_destroy(uconn->clnt);
+	uconn->clnt = NULL;
+}
+
+static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
+		       u64 *res2)
+{
+	const struct krpc_cmd_connect *c = p;
+	struct krpc_client_opts opts = {};
+	struct krpc_file *kf = uc->kf;
+	struct krpc_uconn *uconn;
+	struct krpc_client *clnt;
+	struct krpc_upool *up;
+	int ret;
+
+	if (c->flags || c->reserved0 || !reserved_zero(c->reserved, 2))
+		return -EINVAL;
+	if (c->connect_timeout_ms > KRPC_TIMEOUT_MAX_MS ||
+	    c->call_timeout_ms > KRPC_TIMEOUT_MAX_MS ||
+	    c->depth > krpc_param_depth.max)
+		return -EINVAL;
+	ret = addr_from_user(&c->addr, &opts.addr);
+	if (ret)
+		return ret;
+	if (nonblock)
+		return -EAGAIN;
+
+	up = krpc_upool_get(kf, c->pool);
+	if (!up)
+		return -EBADF;
+	uconn = kzalloc(sizeof(*uconn), GFP_KERNEL_ACCOUNT);
+	if (!uconn) {
+		krpc_upool_put(up);
+		return -ENOMEM;
+	}
+	uconn->up = up;
+	atomic_inc(&up->users);
+	spin_lock_init(&uconn->lock);
+	INIT_LIST_HEAD(&uconn->calls);
+	atomic_set(&uconn->active, 1);
+	init_waitqueue_head(&uconn->wq);
+
+	opts.net = kf->net;
+	opts.depth = c->depth;
+	opts.timeout_ms = c->call_timeout_ms;
+	opts.connect_timeout_ms = c->connect_timeout_ms;
+	opts.pool = up->pool;
+	clnt = krpc_client_create(&opts);
+	if (IS_ERR(clnt)) {
+		ret = PTR_ERR(clnt);
+		goto out_free;
+	}
+	uconn->clnt = clnt;
+	ret = krpc_uobj_add(kf, &uconn->obj, KRPC_UOBJ_CONN, uconn_free);
+	if (ret) {
+		krpc_client_destroy(clnt);
+		uconn->clnt = NULL;
+		goto out_free;
+	}
+	return uconn->obj.handle;
+
+out_free:
+	atomic_dec(&up->users);
+	krpc_upool_put(up);
+	kfree(uconn);
+	return ret;
+}
+
+static struct krpc_uconn *uconn_get(struct krpc_file *kf, u32 handle)
+{
+	struct krpc_uobj *obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_CONN);
+
+	return obj ? container_of(obj, struct krpc_uconn, obj) : NULL;
+}
+
+/* Any context: the core calls it once, after it let go of the buffers. */
+static void ucall_done(struct krpc_call *call, const struct krpc_result *res,
+		       void *priv)
+{
+	struct krpc_ucmd *uc = priv;
+	struct krpc_uconn *uconn = uc->call.uconn;
+	u32 idx = KRPC_BUF_NONE, off = 0, len = 0, flags = 0;
+	unsigned long irqflags;
+
+	if (res->reply) {
+		off = res->reply->off;
+		len = res->reply->len;
+		idx = krpc_ubuf_give_user(uconn->up, res->reply);
+	}
+	if (res->flags & KRPC_RES_REMOTE)
+		flags |= KRPC_RES2_F_REMOTE;
+	spin_lock_irqsave(&uconn->lock, irqflags);
+	if (uc->call.listed) {
+		list_del_init(&uc->call.node);
+		uc->call.listed = false;
+	}
+	spin_unlock_irqrestore(&uconn->lock, irqflags);
+	krpc_ucmd_finish(uc, res->status ? res->status : len,
+			 krpc_res2(idx, flags, off));
+}
+
+static void ucall_cancel(struct krpc_ucmd *uc)
+{
+	struct krpc_uconn *uconn = uc->call.uconn;
+	struct krpc_call *call = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&uconn->lock, flags);
+	if (uc->call.listed)
+		call = uc->call.call;
+	spin_unlock_irqrestore(&uconn->lock, flags);
+	/* The uc's reference keeps @call valid. */
+	if (call)
+		krpc_call_cancel(call);
+}
+
+static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
+		    u64 *res2)
+{
+	const struct krpc_cmd_call *c = p;
+	struct krpc_call_args args = {};
+	struct krpc_buf *buf = NULL;
+	struct krpc_uconn *uconn;
+	struct krpc_call *call = NULL;
+	unsigned long flags;
+	int ret;
+
+	if ((c->flags & ~KRPC_CALL_F_ALL) || !reserved_zero(c->reserved, 2))
+		return -EINVAL;
+	if (c->timeout_ms > KRPC_TIMEOUT_MAX_MS ||
+	    c->method >= KRPC_METHOD_RESERVED)
+		return -EINVAL;
+	if (c->buf == KRPC_BUF_NONE && (c->offset || c->len))
+		return -EINVAL;
+	if ((c->flags & KRPC_CALL_F_ONEWAY) && c->reply_max)
+		return -EINVAL;
+	uconn = uconn_get(uc->kf, c->conn);
+	if (!uconn)
+		return -EBADF;
+	uc->call.uconn = uconn;		/* reference dropped with uc */
+	uc->call.tag = c->tag;
+	if (c->reply_max > uconn->up->buf_size)
+		return -EINVAL;
+	if (c->buf != KRPC_BUF_NONE) {
+		buf = krpc_ubuf_hand_over(uconn->up, c->buf, c->offset, c->len,
+					  NULL, &ret);
+		if (!buf)
+			return ret;
+		args.req.type = KRPC_PL_BUF;
+		args.req.buf = buf;
+	}
+	args.method = c->method;
+	args.flags = (c->flags & KRPC_CALL_F_ONEWAY) ? KRPC_CALL_ONEWAY : 0;
+	args.timeout_ms = c->timeout_ms;
+	args.reply_max = c->reply_max;
+	args.done = ucall_done;
+	args.priv = uc;
+
+	if (!atomic_inc_not_zero(&uconn->active)) {
+		ret = -EBADF;
+		goto out_take_back;
+	}
+	/* Visible to CANCEL and the completion before the core sees it. */
+	spin_lock_irqsave(&uconn->lock, flags);
+	list_add_tail(&uc->call.node, &uconn->calls);
+	uc->call.listed = true;
+	spin_unlock_irqrestore(&uconn->lock, flags);
+	krpc_ucmd_park(uc, ucall_cancel);
+
+	ret = krpc_call_async(uconn->clnt, &args, &call);
+	if (atomic_dec_and_test(&uconn->active))
+		wake_up(&uconn->wq);
+	spin_lock_irqsave(&uconn->lock, flags);
+	if (!ret) {
+		uc->call.call = call;
+	} else if (uc->call.listed) {
+		list_del_init(&uc->call.node);
+		uc->call.listed = false;
+	}
+	spin_unlock_irqrestore(&uconn->lock, flags);
+	if (!ret)
+		return -EIOCBQUEUED;
+	/* Nothing was sent, the done callback never runs: ours again. */
+	ucmd_claim(uc);
+out_take_back:
+	if (buf)
+		krpc_ubuf_take_back(uconn->up, buf);
+	return ret;
+}
+
+static int cmd_cancel(struct krpc_ucmd *uc, const void *p, bool nonblock,
+		      u64 *res2)
+{
+	const struct krpc_cmd_cancel *c = p;
+	struct krpc_ucmd *batch[16], *t;
+	struct krpc_uconn *uconn;
+	unsigned int n = 0, i;
+	unsigned long flags;
+	int cancelled = 0;
+
+	if (c->flags || !reserved_zero(c->reserved, 2))
+		return -EINVAL;
+	uconn = uconn_get(uc->kf, c->conn);
+	if (!uconn)
+		return -EBADF;
+	spin_lock_irqsave(&uconn->lock, flags);
+	list_for_each_entry(t, &uconn->calls, call.node) {
+		if (t->call.tag != c->tag || !t->call.call)
+			continue;
+		kref_get(&t->ref);
+		batch[n++] = t;
+		if (n == ARRAY_SIZE(batch))
+			break;
+	}
+	spin_unlock_irqrestore(&uconn->lock, flags);
+	for (i = 0; i < n; i++) {
+		if (!krpc_call_cancel(batch[i]->call.call))
+			cancelled++;
+		krpc_ucmd_put(batch[i]);
+	}
+	krpc_uobj_put(&uconn->obj);
+	return cancelled ? cancelled : -ENOENT;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Buffers */
+
+static int cmd_bufs(struct krpc_ucmd *uc, const void *p, bool nonblock,
+		    u64 *res2)
+{
+	const struct krpc_cmd_bufs *c = p;
+	bool free = uc->op == KRPC_CMD_BUF_FREE;
+	struct krpc_upool *up;
+	int ret;
+
+	if (c->flags || c->reserved0)
+		return -EINVAL;
+	if (free ? (!c->count || c->count > KRPC_CMD_BUFS_MAX) : c->count != 1)
+		return -EINVAL;
+	if (memchr_inv(c->bufs + (free ? c->count : 0), 0,
+		       sizeof(c->bufs) - (free ? c->count : 0) * sizeof(u32)))
+		return -EINVAL;
+	up = krpc_upool_get(uc->kf, c->pool);
+	if (!up)
+		return -EBADF;
+	if (free) {
+		ret = krpc_ubuf_free(up, c->bufs, c->count);
+		if (!ret)
+			ret = c->count;
+	} else {
+		ret = krpc_ubuf_alloc(up);
+	}
+	krpc_upool_put(up);
+	return ret;
+}
+
+static int cmd_slot(struct krpc_ucmd *uc, const void *p, bool nonblock,
+		    u64 *res2)
+{
+	return krpc_userver_slot_cmd(uc, p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch */
+
+typedef int (*ucmd_exec_fn)(struct krpc_ucmd *uc, const void *payload,
+			    bool nonblock, u64 *res2);
+
+struct ucmd_def {
+	u32 op;
+	ucmd_exec_fn exec;
+};
+
+#define UCMD_NR(op)	(_IOC_NR(op) - _IOC_NR(KRPC_CMD_CONNECT))
+#define UCMD(op, fn)	[UCMD_NR(op)] = { op, fn }
+
+static const struct ucmd_def ucmd_defs[] = {
+	UCMD(KRPC_CMD_CONNECT, cmd_connect),
+	UCMD(KRPC_CMD_CALL, cmd_call),
+	UCMD(KRPC_CMD_CANCEL, cmd_cancel),
+	UCMD(KRPC_CMD_FETCH, cmd_slot),
+	UCMD(KRPC_CMD_REPLY, cmd_slot),
+	UCMD(KRPC_CMD_REPLY_FETCH, cmd_slot),
+	UCMD(KRPC_CMD_BUF_ALLOC, cmd_bufs),
+	UCMD(KRPC_CMD_BUF_FREE, cmd_bufs),
+};
+
+/**
+ * krpc_ucmd_exec() - run one command
+ * @uc:		the command (op set by krpc_ucmd_init())
+ * @payload:	KRPC_UCMD_PAYLOAD bytes, a private kernel copy
+ * @nonblock:	the caller cannot sleep: commands that would return -EAGAIN
+ * @res2:	second result of an immediate completion
+ *
+ * Context: process context (submitter, SQPOLL thread or io-wq worker).
+ * Return: -EIOCBQUEUED if the command was parked (uc->ops->complete() will
+ * run exactly once), else the immediate result: -ENOTTY for an unknown
+ * command, -EAGAIN (only with @nonblock), a negative errno, or >= 0.
+ */
+int krpc_ucmd_exec(struct krpc_ucmd *uc, const void *payload, bool nonblock,
+		   u64 *res2)
+{
+	const struct ucmd_def *d;
+	u32 nr;
+
+	BUILD_BUG_ON(ARRAY_SIZE(ucmd_defs) !=
+		     UCMD_NR(KRPC_CMD_BUF_FREE) + 1);
+	BUILD_BUG_ON(sizeof(struct krpc_cmd_connect) > KRPC_UCMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct krpc_cmd_call) > KRPC_UCMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct krpc_cmd_cancel) > KRPC_UCMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct krpc_cmd_slot) > KRPC_UCMD_PAYLOAD);
+	BUILD_BUG_ON(sizeof(struct krpc_cmd_bufs) != KRPC_UCMD_PAYLOAD);
+
+	*res2 = krpc_res2(KRPC_BUF_NONE, 0, 0);
+	if (_IOC_TYPE(uc->op) != KRPC_IOC_MAGIC ||
+	    _IOC_NR(uc->op) < _IOC_NR(KRPC_CMD_CONNECT))
+		return -ENOTTY;
+	nr = UCMD_NR(uc->op);
+	if (nr >= ARRAY_SIZE(ucmd_defs))
+		return -ENOTTY;
+	d = &ucmd_defs[array_index_nospec(nr, ARRAY_SIZE(ucmd_defs))];
+	if (d->op != uc->op)
+		return -ENOTTY;
+	return d->exec(uc, payload, nonblock, res2);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-open-file contexts of /dev/krpc and the handles that name their
+ * objects.  A handle is an index in the file's own xarray: a handle from
+ * another file, a closed one or one of the wrong kind is -EBADF.
+ *
+ * Lifetime: the table holds one reference on each object; every command or
+ * object that uses another object holds one more.  Release of the file runs
+ * only after every io_uring command on it completed (each holds a file
+ * reference), so it closes servers and connections first (their teardown
+ * completes nothing any more: no command is left), then pools.
+ */
+#include <linux/slab.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <net/net_namespace.h>
+
+#include "krpc_priv.h"
+#include "ufile.h"
+
+/* Objects (pools, connections, servers) one file may have at once. */
+#define KRPC_UOBJS_MAX		1024
+#define KRPC_UHANDLE_MAX	((1U << 24) - 1)
+
+struct krpc_file *krpc_ufile_create(struct file *file)
+{
+	struct krpc_file *kf;
+
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL_ACCOUNT);
+	if (!kf)
+		return NULL;
+	kf->cred = get_cred(file->f_cred);
+	kf->net = get_net(current->nsproxy->net_ns);
+	kf->file = file;
+	mutex_init(&kf->lock);
+	xa_init_flags(&kf->objs, XA_FLAGS_ALLOC1);
+	spin_lock_init(&kf->parked_lock);
+	INIT_LIST_HEAD(&kf->parked);
+	krpc_umonitor_init(kf);
+	return kf;
+}
+
+static void uobj_release(struct kref *ref)
+{
+	struct krpc_uobj *obj = container_of(ref, struct krpc_uobj, ref);
+
+	obj->free(obj);
+}
+
+void krpc_uobj_put(struct krpc_uobj *obj)
+{
+	kref_put(&obj->ref, uobj_release);
+}
+
+/* Close a connection or server (process context, sleeps), drop the ref. */
+static void uobj_close(struct krpc_uobj *obj)
+{
+	switch (obj->type) {
+	case KRPC_UOBJ_CONN:
+		krpc_uconn_shutdown(container_of(obj, struct krpc_uconn, obj));
+		break;
+	case KRPC_UOBJ_SERVER:
+		krpc_userver_shutdown((struct krpc_userver *)obj);
+		break;
+	}
+	krpc_uobj_put(obj);
+}
+
+void krpc_ufile_destroy(struct krpc_file *kf)
+{
+	struct krpc_uobj *obj;
+	unsigned long id;
+	int pass;
+
+	krpc_umonitor_stop(kf);
+	mutex_lock(&kf->lock);
+	kf->dying = true;
+	/* Users of pools first, then the pools. */
+	for (pass = 0; pass < 2; pass++) {
+		xa_for_each(&kf->objs, id, obj) {
+			if ((obj->type == KRPC_UOBJ_POOL) != (pass == 1))
+				continue;
+			xa_erase(&kf->objs, id);
+			kf->nr_objs--;
+			uobj_close(obj);
+		}
+	}
+	mutex_unlock(&kf->lock);
+	WARN_ON_ONCE(!list_empty(&kf->parked));
+	xa_destroy(&kf->objs);
+	put_net(kf->net);
+	put_cred(kf->cred);
+	kfree(kf);
+}
+
+/**
+ * krpc_uobj_add() - give an object a handle in a file
+ * @kf:		the file
+ * @obj:	the object; its reference becomes the table's
+ * @type:	KRPC_UOBJ_*
+ * @free:	destructor run at the last reference
+ *
+ * Context: process context; takes kf->lock.
+ * Return: 0 (obj->handle set), -EMFILE (too many objects), -ESHUTDOWN
+ * (file being released) or -ENOMEM.
+ */
+int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
+		  unsigned int type, void (*free)(struct krpc_uobj *obj))
+{
+	u32 id;
+	int ret;
+
+	kref_init(&obj->ref);
+	obj->type = type;
+	obj->kf = kf;
+	obj->free = free;
+	mutex_lock(&kf->lock);
+	if (kf->dying) {
+		ret = -ESHUTDOWN;
+	} else if (kf->nr_objs >= KRPC_UOBJS_MAX) {
+		ret = -EMFILE;
+	} else {
+		ret = xa_alloc_cyclic(&kf->objs, &id, obj,
+				      XA_LIMIT(1, KRPC_UHANDLE_MAX),
+				      &kf->next_handle, GFP_KERNEL_ACCOUNT);
+		if (ret >= 0) {
+			obj->handle = id;
+			kf->nr_objs++;
+			ret = 0;
+		}
+	}
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+/**
+ * krpc_uobj_get() - look a handle up
+ * @kf:		the file
+ * @handle:	from userspace, unchecked
+ * @type:	KRPC_UOBJ_* wanted
+ *
+ * Context: any context.
+ * Return: the object with a new reference, or NULL.
+ */
+struct krpc_uobj *krpc_uobj_get(struct krpc_file *kf, u32 handle,
+				unsigned int type)
+{
+	struct krpc_uobj *obj;
+
+	if (!handle || handle > KRPC_UHANDLE_MAX)
+		return NULL;
+	rcu_read_lock();
+	obj = xa_load(&kf->objs, handle);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj;
+}
+
+/*
+ * Take an object out of the table; the table's reference passes to the
+ * caller.  Context: process context; takes kf->lock.
+ */
+struct krpc_uobj *krpc_uobj_remove(struct krpc_file *kf, u32 handle,
+				   unsigned int type)
+{
+	struct krpc_uobj *obj;
+
+	if (!handle || handle > KRPC_UHANDLE_MAX)
+		return NULL;
+	mutex_lock(&kf->lock);
+	obj = xa_load(&kf->objs, handle);
+	if (obj && obj->type == type) {
+		xa_erase(&kf->objs, handle);
+		kf->nr_objs--;
+	} else {
+		obj = NULL;
+	}
+	mutex_unlock(&kf->lock);
+	return obj;
+}
+
+static long ioc_close(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_handle_arg ha;
+	struct krpc_uobj *obj;
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRPC_HANDLE_ARG_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&ha, sizeof(ha), arg, usize);
+	if (ret)
+		return ret;
+	if (ha.flags || ha.reserved)
+		return -EINVAL;
+	obj = krpc_uobj_remove(kf, ha.handle, KRPC_UOBJ_CONN);
+	if (!obj)
+		obj = krpc_uobj_remove(kf, ha.handle, KRPC_UOBJ_SERVER);
+	if (!obj)
+		return -EBADF;
+	uobj_close(obj);
+	return 0;
+}
+
+/* Context: process context (the ioctl caller). */
+long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,
+		      void __user *arg)
+{
+	switch (cmd) {
+	case KRPC_IOC_POOL_CREATE:
+		return krpc_upool_create_ioctl(kf, arg);
+	case KRPC_IOC_POOL_DESTROY:
+		return krpc_upool_destroy_ioctl(kf, arg);
+	case KRPC_IOC_BUF_ALLOC:
+		return krpc_ubuf_alloc_ioctl(kf, arg, false);
+	case KRPC_IOC_BUF_FREE:
+		return krpc_ubuf_alloc_ioctl(kf, arg, true);
+	case KRPC_IOC_LISTEN:
+		return krpc_userver_listen_ioctl(kf, arg);
+	case KRPC_IOC_CLOSE:
+		return ioc_close(kf, arg);
+	default:
+		return -ENOTTY;
+	}
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The userspace path: /dev/krpc files, their objects and the command core.
+ *
+ *   chardev.c	the misc device: open/release, ioctls, mmap, ->uring_cmd
+ *   ufile.c	per-open-file context and its handle table
+ *   ubuf.c	pools mapped into the process, buffer ownership
+ *   ucmd.c	command core: decode, validate, execute, complete (clients)
+ *   userver.c	command core, server side: slots, FETCH and REPLY
+ *   uring.c	io_uring front end (IORING_OP_URING_CMD)
+ *   umonitor.c	dying-task monitor for kernels without the uring_cmd
+ *		cancel hook (before 6.7)
+ *
+ * The command core never sees io_uring: a front end hands it a kernel copy
+ * of the command (struct krpc_ucmd plus the 80-byte payload) and receives
+ * the result through krpc_ucmd_ops.complete.  A second front end (a
+ * private mmap()ed ring) plugs in the same way.
+ *
+ * Locking, outermost first (all spinlocks taken with irqsave, since buffer
+ * puts and request handlers run in softirq context, possibly under
+ * krpc_conn.lock):
+ *   krpc_file.lock (mutex)	set-up: handle creation and removal, pools
+ *   krpc_conn.lock		(core) may be held when ubuf keep() runs
+ *   krpc_userver.lock		slots, pending requests
+ *   krpc_upool.lock		buffer states (keep() drops it before it
+ *				tells a slot, so never held around the
+ *				userver lock)
+ *   krpc_uconn.lock		calls in flight (for CANCEL)
+ *   krpc_file.parked_lock	parked commands; exactly-once completion
+ * krpc_ucmd_ops.complete is called under none of the locks above except
+ * possibly krpc_userver.lock; it must only queue work (io_uring task work).
+ */
+#ifndef KRPC_UFILE_H
+#define KRPC_UFILE_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <linux/workqueue.h>
+#include <linux/wait.h>
+#include <linux/krpc.h>
+
+struct cred;
+struct net;
+struct file;
+struct task_struct;
+struct vm_area_struct;
+struct krpc_pool;
+struct krpc_buf;
+struct krpc_call;
+struct krpc_client;
+struct krpc_server;
+struct krpc_req;
+struct krpc_ucmd;
+struct sockaddr_storage;
+
+/* Kinds of objects behind a handle. */
+enum krpc_uobj_type {
+	KRPC_UOBJ_POOL = 1,
+	KRPC_UOBJ_CONN,
+	KRPC_UOBJ_SERVER,
+};
+
+/**
+ * struct krpc_uobj - what every handle-named object starts with
+ * @ref:	held by the handle table and by each user (command, server)
+ * @type:	enum krpc_uobj_type
+ * @handle:	its handle in @kf
+ * @kf:		owning file (not referenced: objects die before the file)
+ * @free:	destructor at the last reference; process context
+ */
+struct krpc_uobj {
+	struct kref ref;
+	unsigned int type;
+	u32 handle;
+	struct krpc_file *kf;
+	void (*free)(struct krpc_uobj *obj);
+};
+
+/**
+ * struct krpc_file - one open /dev/krpc
+ * @cred:	the opener's credentials
+ * @net:	the opener's network namespace; connections and listeners
+ *		of this file live there
+ * @file:	the struct file (for capability checks against f_cred)
+ * @lock:	serialises set-up (handle creation and removal)
+ * @objs:	handle -> struct krpc_uobj
+ * @next_handle: cursor of the cyclic handle allocator (stale handles are
+ *		not reused soon)
+ * @nr_objs:	entries of @objs
+ * @parked_lock: @parked, @nr_parked, krpc_ucmd.done
+ * @parked:	commands waiting for an event (krpc_ucmd.node)
+ * @nr_parked:	entries of @parked
+ * @dying:	release started
+ * @monitor:	dying-task monitor (umonitor.c)
+ */
+struct krpc_file {
+	const struct cred *cred;
+	struct net *net;
+	struct file *file;
+	struct mutex lock;
+	struct xarray objs;
+	u32 next_handle;
+	unsigned int nr_objs;
+	spinlock_t parked_lock;
+	struct list_head parked;
+	unsigned int nr_parked;
+	bool dying;
+	struct delayed_work monitor;
+};
+
+/* ufile.c */
+struct krpc_file *krpc_ufile_create(struct file *file);
+void krpc_ufile_destroy(struct krpc_file *kf);
+int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
+		  unsigned int type, void (*free)(struct krpc_uobj *obj));
+struct krpc_uobj *krpc_uobj_get(struct krpc_file *kf, u32 handle,
+				unsigned int type);
+void krpc_uobj_put(struct krpc_uobj *obj);
+struct krpc_uobj *krpc_uobj_remove(struct krpc_file *kf, u32 handle,
+				   unsigned int type);
+long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,
+		      void __user *arg);
+
+/* ---------------------------------------------------------------------- */
+/* Pools (ubuf.c) */
+
+/* Buffer states, krpc_upool.state[], under krpc_upool.lock. */
+enum {
+	UB_KERNEL = 0,	/* in the pool's free list or used by the transport */
+	UB_USER,	/* the process owns it */
+	UB_TX,		/* handed over by a command; back to UB_USER when put */
+};
+
+struct krpc_uslot;
+
+/**
+ * struct krpc_upool - a pool mapped into a process
+ * @obj:	handle
+ * @pool:	the registered pool (referenced; its owner is this upool)
+ * @buf_size:	bytes per buffer
+ * @count:	buffers
+ * @nr_pages:	pages of the mapping
+ * @pages:	every page, in mapping order
+ * @lock:	@state, @waiter
+ * @state:	UB_* per buffer
+ * @waiter:	UB_TX buffers of a server reply: the slot to tell
+ * @users:	connections and servers using the pool (destroy is -EBUSY)
+ * @user:	charged user (locked_vm), referenced
+ * @charged:	pages charged to @user
+ * @dead:	pool handle closed
+ * @kdev_node:	entry in the pool list of the RDMA device
+ */
+struct krpc_upool {
+	struct krpc_uobj obj;
+	struct krpc_pool *pool;
+	u32 buf_size;
+	u32 count;
+	unsigned long nr_pages;
+	struct page **pages;
+	spinlock_t lock;
+	u8 *state;
+	struct krpc_uslot **waiter;
+	atomic_t users;
+	struct user_struct *user;
+	unsigned long charged;
+	bool dead;
+	struct list_head kdev_node;
+};
+
+int krpc_ubuf_init(void);
+void krpc_ubuf_exit(void);
+long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg);
+long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg);
+long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg,
+			   bool free);
+int krpc_upool_mmap(struct krpc_upool *up, struct vm_area_struct *vma);
+struct krpc_upool *krpc_upool_get(struct krpc_file *kf, u32 handle);
+void krpc_upool_put(struct krpc_upool *up);
+struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
+				     u32 off, u32 len,
+				     struct krpc_uslot *waiter, int *err);
+void krpc_ubuf_take_back(struct krpc_upool *up, struct krpc_buf *buf);
+u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf);
+int krpc_ubuf_alloc(struct krpc_upool *up);
+int krpc_ubuf_free(struct krpc_upool *up, const u32 *idx, unsigned int n);
+int krpc_ubuf_check(struct krpc_upool *up, u32 idx, u32 off, u32 len);
+
+/* ---------------------------------------------------------------------- */
+/* Commands (ucmd.c, userver.c) */
+
+/**
+ * struct krpc_ucmd_ops - what a front end provides
+ * @complete:	post the result; called exactly once per command that
+ *		krpc_ucmd_exec() parked.  Any context; must not sleep.
+ */
+struct krpc_ucmd_ops {
+	void (*complete)(struct krpc_ucmd *uc, s32 res, u64 res2);
+};
+
+/**
+ * struct krpc_ucmd - one command, as the core sees it
+ * @ref:	front end's reference, plus one per canceller at work
+ * @ops:	front end
+ * @kf:		file
+ * @op:		KRPC_CMD_*
+ * @node:	entry in kf->parked while parked
+ * @parked:	on kf->parked (done not yet decided)
+ * @done:	result decided (under kf->parked_lock)
+ * @task:	issuer (monitor; referenced) or NULL
+ * @cancel:	how to make a parked command finish early; called without
+ *		locks, with a reference held
+ * @call:	CALL: connection, call handle, tag, request buffer
+ * @slot:	FETCH / REPLY*: the slot
+ * @fe:		front end private pointer
+ * @res:	front end scratch: result being posted
+ * @res2:	front end scratch: second result being posted
+ */
+struct krpc_ucmd {
+	struct kref ref;
+	const struct krpc_ucmd_ops *ops;
+	struct krpc_file *kf;
+	u32 op;
+	struct list_head node;
+	bool parked;
+	bool done;
+	struct task_struct *task;
+	void (*cancel)(struct krpc_ucmd *uc);
+	union {
+		struct {
+			struct krpc_uconn *uconn;
+			struct krpc_call *call;
+			struct list_head node;
+			u64 tag;
+			bool listed;
+		} call;
+		struct {
+			struct krpc_userver *us;
+			u32 slot;
+		} slot;
+	};
+	void *fe;
+	s32 res;
+	u64 res2;
+};
+
+/* Payload of every command: the 80-byte SQE command area. */
+#define KRPC_UCMD_PAYLOAD	80
+
+void krpc_ucmd_init(struct krpc_ucmd *uc, const struct krpc_ucmd_ops *ops,
+		    struct krpc_file *kf, u32 op);
+int krpc_ucmd_exec(struct krpc_ucmd *uc, const void *payload, bool nonblock,
+		   u64 *res2);
+void krpc_ucmd_park(struct krpc_ucmd *uc, void (*cancel)(struct krpc_ucmd *));
+bool krpc_ucmd_finish(struct krpc_ucmd *uc, s32 res, u64 res2);
+void krpc_ucmd_cancel(struct krpc_ucmd *uc);
+void krpc_ucmd_put(struct krpc_ucmd *uc);
+int krpc_ucmd_init_cache(void);
+void krpc_ucmd_exit_cache(void);
+struct krpc_ucmd *krpc_ucmd_alloc(gfp_t gfp);
+
+static inline u64 krpc_res2(u32 buf, u32 flags, u32 off)
+{
+	return (u64)off << 32 | (flags & 0xff) << 24 | (buf & 0xffffff);
+}
+
+/**
+ * struct krpc_uconn - a client connection made by a process
+ * @obj:	handle
+ * @up:		its pool (referenced, counted in up->users)
+ * @clnt:	the krpc client
+ * @lock:	@calls
+ * @calls:	CALL commands in flight (krpc_ucmd.call.node)
+ * @active:	1 + submitters using @clnt; shutdown drops the 1 and waits
+ *		for 0 before it destroys @clnt
+ * @wq:		shutdown waits here
+ */
+struct krpc_uconn {
+	struct krpc_uobj obj;
+	struct krpc_upool *up;
+	struct krpc_client *clnt;
+	spinlock_t lock;
+	struct list_head calls;
+	atomic_t active;
+	wait_queue_head_t wq;
+};
+
+int krpc_uaddr_parse(const struct krpc_addr *a, struct sockaddr_storage *ss);
+
+/* userver.c */
+struct krpc_userver;
+long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg);
+int krpc_userver_mmap(struct krpc_userver *us, struct vm_area_struct *vma);
+int krpc_userver_slot_cmd(struct krpc_ucmd *uc, const struct krpc_cmd_slot *c);
+void krpc_userver_tx_done(struct krpc_uslot *slot);
+void krpc_userver_shutdown(struct krpc_userver *us);
+void krpc_uconn_shutdown(struct krpc_uconn *uconn);
+
+/* uring.c */
+struct io_uring_cmd;
+int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
+
+/* umonitor.c */
+void krpc_umonitor_init(struct krpc_file *kf);
+void krpc_umonitor_arm(struct krpc_file *kf);
+void krpc_umonitor_stop(struct krpc_file *kf);
+bool krpc_umonitor_needed(void);
+
+#endif /* KRPC_UFILE_H */

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libkrpc: the io_uring side.  The SQE is written in full by hand:
+ * liburing 2.3 has no io_uring_prep_uring_cmd(), and its prep helpers do
+ * not clear the second 64 bytes of a 128-byte SQE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <liburing.h>
+
+#include "libkrpc.h"
+
+/* Our sync commands are told apart by this user_data. */
+#define SYNC_UD		0x6b72706373796e63ULL	/* "krpcsync" */
+/* The command area of a 128-byte SQE. */
+#define KRPC_UCMD_AREA	80
+
+_Static_assert(offsetof(struct io_uring_sqe, cmd) == 48, "sqe cmd area");
+
+int krpc_open(struct krpc *k, unsigned int entries, unsigned int flags)
+{
+	struct io_uring_params p;
+	int fd, ret;
+
+	if (flags & ~KRPC_RING_F_ALL)
+		return -EINVAL;
+	k->ring = calloc(1, sizeof(*k->ring));
+	if (!k->ring)
+		return -ENOMEM;
+	fd = krpc_dev_open(0);
+	if (fd < 0) {
+		ret = fd;
+		goto out_free;
+	}
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	if (flags & KRPC_RING_SQPOLL) {
+		p.flags |= IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = 1000;
+	}
+	if (flags & KRPC_RING_DEFER)
+		p.flags |= IORING_SETUP_SINGLE_ISSUER |
+			   IORING_SETUP_DEFER_TASKRUN;
+	ret = io_uring_queue_init_params(entries, k->ring, &p);
+	if (ret)
+		goto out_close;
+	ret = io_uring_register_files(k->ring, &fd, 1);
+	if (ret)
+		goto out_exit;
+	k->fd = fd;
+	return 0;
+
+out_exit:
+	io_uring_queue_exit(k->ring);
+out_close:
+	close(fd);
+out_free:
+	free(k->ring);
+	k->ring = NULL;
+	return ret;
+}
+
+void krpc_close(struct krpc *k)
+{
+	io_uring_queue_exit(k->ring);
+	free(k->ring);
+	k->ring = NULL;
+	close(k->fd);
+	k->fd = -1;
+}
+
+void krpc_prep_cmd(struct krpc *k, struct io_uring_sqe *sqe, uint32_t cmd_op,
+		   const void *cmd, size_t len, uint64_t user_data)
+{
+	(void)k;
+	memset(sqe, 0, 128);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = 0;			/* fixed file 0: /dev/krpc */
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->cmd_op = cmd_op;
+	if (len > KRPC_UCMD_AREA)
+		len = KRPC_UCMD_AREA;
+	memcpy(sqe->cmd, cmd, len);
+	sqe->user_data = user_data;
+}
+
+void krpc_prep_call(struct krpc *k, struct io_uring_sqe *sqe, uint32_t conn,
+		    uint32_t method, uint32_t buf, uint32_t len,
+		    uint32_t reply_max, uint64_t tag, uint64_t user_data)
+{
+	struct krpc_cmd_call c;
+
+	memset(&c, 0, sizeof(c));
+	c.conn = conn;
+	c.method = method;
+	c.buf = buf;
+	c.len = len;
+	c.reply_max = reply_max;
+	c.tag = tag;
+	krpc_prep_cmd(k, sqe, KRPC_CMD_CALL, &c, sizeof(c), user_data);
+}
+
+void krpc_prep_fetch(struct krpc *k, struct io_uring_sqe *sqe,
+		     uint32_t server, uint32_t slot, uint64_t user_data)
+{
+	struct krpc_cmd_slot c;
+
+	memset(&c, 0, sizeof(c));
+	c.server = server;
+	c.slot = slot;
+	c.buf = KRPC_BUF_NONE;
+	krpc_prep_cmd(k, sqe, KRPC_CMD_FETCH, &c, sizeof(c), user_data);
+}
+
+void krpc_prep_reply(struct krpc *k, struct io_uring_sqe *sqe,
+		     uint32_t server, uint32_t slot, uint32_t buf,
+		     uint32_t offset, uint32_t len, int32_t status, int fetch,
+		     uint64_t user_data)
+{
+	struct krpc_cmd_slot c;
+
+	memset(&c, 0, sizeof(c));
+	c.server = server;
+	c.slot = slot;
+	c.buf = buf;
+	c.offset = offset;
+	c.len = len;
+	c.status = status;
+	krpc_prep_cmd(k, sqe, fetch ? KRPC_CMD_REPLY_FETCH : KRPC_CMD_REPLY,
+		      &c, sizeof(c), user_data);
+}
+
+uint64_t krpc_cqe_res2(const struct io_uring_cqe *cqe)
+{
+	return cqe->big_cqe[0];
+}
+
+int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
+		  size_t len, uint64_t *res2)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	sqe = io_uring_get_sqe(k->ring);
+	if (!sqe) {
+		io_uring_submit(k->ring);
+		sqe = io_uring_get_sqe(k->ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	krpc_prep_cmd(k, sqe, cmd_op, cmd, len, SYNC_UD);
+	ret = io_uring_submit(k->ring);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		ret = io_uring_wait_cqe(k->ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret)
+			return ret;
+		if (cqe->user_data == SYNC_UD)
+			break;
+		io_uring_cqe_seen(k->ring, cqe);
+	}
+	ret = cqe->res;
+	if (res2)
+		*res2 = cqe->big_cqe[0];
+	io_uring_cqe_seen(k->ring, cqe);
+	return ret;
+}
+
+int krpc_connect(struct krpc *k, const struct krpc_pool *pool,
+		 const struct sockaddr *sa, socklen_t salen, uint32_t depth)
+{
+	struct krpc_cmd_connect c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.pool = pool->handle;
+	c.depth = depth;
+	ret = krpc_addr_set(&c.addr, sa, salen);
+	if (ret)
+		return ret;
+	return krpc_cmd_sync(k, KRPC_CMD_CONNECT, &c, sizeof(c), NULL);
+}
+
+int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,
+		   uint32_t buf, uint32_t len, uint32_t reply_max,
+		   uint32_t timeout_ms, struct krpc_reply *reply)
+{
+	struct krpc_cmd_call c;
+	uint64_t res2 = 0;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.conn = conn;
+	c.method = method;
+	c.buf = buf;
+	c.len = len;
+	c.reply_max = reply_max;
+	c.timeout_ms = timeout_ms;
+	ret = krpc_cmd_sync(k, KRPC_CMD_CALL, &c, sizeof(c), &res2);
+	if (reply) {
+		reply->buf = KRPC_RES2_BUF(res2);
+		reply->offset = KRPC_RES2_OFFSET(res2);
+		reply->len = ret > 0 ? (uint32_t)ret : 0;
+		reply->flags = KRPC_RES2_FLAGS(res2);
+	}
+	return ret;
+}

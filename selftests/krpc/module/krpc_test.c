@@ -1,0 +1,1228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krpc_test: exercises krpc.ko through its exported API only.
+ *
+ * Built twice, as krpc_test.ko and krpc_peer.ko (peer.c includes this
+ * file), so that a server can live in a module of its own and be removed
+ * while calls are in flight.  Each instance has /sys/kernel/debug/<name>/:
+ *   cmd	write one command; the write fails with the test's error
+ *   log	what the last commands found, for the shell driver
+ *   info	the client connection as krpc_client_query() reports it
+ *
+ * Commands (addresses are IPv4 or IPv6 literals):
+ *   server_start PORT [ADDR]	listen (ADDR defaults to the wildcard)
+ *   server_stop		answer held requests, destroy the server
+ *   connect ADDR PORT [DEPTH]	create the client
+ *   connect_fail ADDR PORT ERR	client creation must fail with -ERR
+ *   disconnect			destroy the client
+ *   echo SIZE [COUNT]		synchronous echo, payload checked byte by byte
+ *   nosleep_echo SIZE		echo through a KRPC_METHOD_NOSLEEP handler
+ *   async N SIZE		N concurrent calls, replies delayed at random
+ *   window			slots full: NOWAIT fails with -EAGAIN, a waiting
+ *				call queues and completes after release
+ *   timeout			a slow handler: -ETIMEDOUT, late reply dropped
+ *   cancel SIZE		cancel a held call: -ECANCELED
+ *   nomethod			-EBADRQC from the peer
+ *   handler_error		the handler's -EPROTO reaches the caller
+ *   oneway N			N one-way messages, counted by the server
+ *   toobig			a reply larger than allowed: -EMSGSIZE
+ *   zombies			half the slots time out unanswered: the client
+ *				resets the connection (-ETIMEDOUT)
+ *   counters			no RNR NAK, no data-path registration, no copy
+ *   storm_start SIZE		keep calls in flight until storm_stop
+ *   storm_stop			every storm call completed exactly once
+ */
+#include <linux/module.h>
+#include <linux/debugfs.h>
+#include <linux/slab.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#include "krpc.h"
+
+KRPC_IMPORT_NS();
+
+/* Timing stretch for slow (debug, emulated) kernels; see rpc_lib.sh. */
+static unsigned int slow = 1;
+module_param(slow, uint, 0444);
+MODULE_PARM_DESC(slow, "multiply the test's delays and bounds");
+
+enum {
+	M_ECHO = 1,
+	M_SHUFFLE,
+	M_HOLD,
+	M_SLEEP,
+	M_ERR,
+	M_COUNT,
+	M_GETCOUNT,
+	M_NOSLEEP_ECHO,
+	M_BIG,
+};
+
+#define LOG_SIZE	8192
+
+static struct dentry *dir;
+static DEFINE_MUTEX(cmd_lock);		/* one command at a time */
+static char log_buf[LOG_SIZE];
+static size_t log_len;
+static DEFINE_SPINLOCK(log_lock);
+
+static struct krpc_server *srv;
+static struct krpc_client *clnt;
+static atomic_t disconnects = ATOMIC_INIT(0);
+static int disconnect_reason;
+
+/* Server state */
+static LIST_HEAD(held);
+static DEFINE_SPINLOCK(held_lock);
+static unsigned int nr_held;
+static atomic64_t oneway_count = ATOMIC64_INIT(0);
+static bool stopping;		/* server_stop: answer at once, defer nothing */
+static atomic_t deferred = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(deferred_wq);
+
+static __printf(1, 2) void tlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	spin_lock(&log_lock);
+	va_start(ap, fmt);
+	if (log_len < LOG_SIZE)
+		log_len += vscnprintf(log_buf + log_len, LOG_SIZE - log_len,
+				      fmt, ap);
+	va_end(ap);
+	spin_unlock(&log_lock);
+}
+
+#define fail(fmt, ...) ({ tlog("FAIL " fmt "\n", ##__VA_ARGS__); \
+			  pr_err(KBUILD_MODNAME ": " fmt "\n", ##__VA_ARGS__); })
+
+static u8 pattern(u32 seed, size_t i)
+{
+	return (seed * 31 + i * 131 + (i >> 9)) & 0xff;
+}
+
+static void fill(struct krpc_buf *buf, u32 seed, size_t len)
+{
+	u8 *p = krpc_buf_data(buf);
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seed, i);
+	krpc_buf_set_len(buf, len);
+}
+
+static int check(const struct krpc_buf *buf, u32 seed, size_t len)
+{
+	const u8 *p;
+	size_t i;
+
+	if (!len)
+		return buf && krpc_buf_len(buf) ? -EBADMSG : 0;
+	if (!buf || krpc_buf_len(buf) != len) {
+		fail("reply length %zu, want %zu", buf ? krpc_buf_len(buf) : 0,
+		     len);
+		return -EBADMSG;
+	}
+	p = krpc_buf_data(buf);
+	for (i = 0; i < len; i++) {
+		if (p[i] != pattern(seed, i)) {
+			fail("byte %zu is %#x, want %#x", i, p[i],
+			     pattern(seed, i));
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Server side */
+
+static int h_echo(struct krpc_req *req, void *priv)
+{
+	/* The request buffer goes back as the reply: zero copy. */
+	krpc_req_reply(req, 0, krpc_req_take_payload(req));
+	return 0;
+}
+
+struct deferred_reply {
+	struct delayed_work work;
+	struct krpc_req *req;
+	int status;
+};
+
+static void deferred_fn(struct work_struct *w)
+{
+	struct deferred_reply *d = container_of(to_delayed_work(w),
+						struct deferred_reply, work);
+	struct krpc_req *req = d->req;
+
+	krpc_req_reply(req, d->status, d->status ? NULL :
+		       krpc_req_take_payload(req));
+	kfree(d);
+	if (atomic_dec_and_test(&deferred))
+		wake_up(&deferred_wq);
+}
+
+static int defer(struct krpc_req *req, unsigned int ms, int status)
+{
+	struct deferred_reply *d;
+
+	if (READ_ONCE(stopping))
+		return -ESHUTDOWN;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	d->req = req;
+	d->status = status;
+	atomic_inc(&deferred);
+	INIT_DELAYED_WORK(&d->work, deferred_fn);
+	schedule_delayed_work(&d->work, msecs_to_jiffies(ms));
+	return 0;
+}
+
+/* Replies come back out of order: each waits 0..4 ms. */
+static int h_shuffle(struct krpc_req *req, void *priv)
+{
+	return defer(req, get_random_u32() % 5, 0);
+}
+
+static int h_sleep(struct krpc_req *req, void *priv)
+{
+	return defer(req, 300 * slow, 0);
+}
+
+struct held_req {
+	struct list_head node;
+	struct krpc_req *req;
+};
+
+static int h_hold(struct krpc_req *req, void *priv)
+{
+	struct held_req *h;
+
+	if (READ_ONCE(stopping))
+		return -ESHUTDOWN;
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	h->req = req;
+	spin_lock(&held_lock);
+	list_add_tail(&h->node, &held);
+	nr_held++;
+	spin_unlock(&held_lock);
+	return 0;
+}
+
+static void release_held(int status)
+{
+	struct held_req *h, *t;
+	LIST_HEAD(list);
+
+	spin_lock(&held_lock);
+	list_splice_init(&held, &list);
+	nr_held = 0;
+	spin_unlock(&held_lock);
+	list_for_each_entry_safe(h, t, &list, node) {
+		krpc_req_reply(h->req, status, NULL);
+		kfree(h);
+	}
+}
+
+static unsigned int held_count(void)
+{
+	unsigned int n;
+
+	spin_lock(&held_lock);
+	n = nr_held;
+	spin_unlock(&held_lock);
+	return n;
+}
+
+static int h_err(struct krpc_req *req, void *priv)
+{
+	return -EPROTO;
+}
+
+static int h_count(struct krpc_req *req, void *priv)
+{
+	atomic64_inc(&oneway_count);
+	return krpc_req_reply(req, 0, NULL);
+}
+
+static int h_getcount(struct krpc_req *req, void *priv)
+{
+	struct krpc_buf *buf = krpc_buf_get(krpc_req_pool(req), 8, GFP_ATOMIC);
+	u64 v = atomic64_read(&oneway_count);
+
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	memcpy(krpc_buf_data(buf), &v, sizeof(v));
+	krpc_buf_set_len(buf, sizeof(v));
+	krpc_req_reply(req, 0, buf);
+	return 0;
+}
+
+/* A reply of the size the request asks for (u32 in the payload). */
+static int h_big(struct krpc_req *req, void *priv)
+{
+	struct krpc_buf *in = krpc_req_payload(req), *out;
+	u32 want;
+
+	if (!in || krpc_buf_len(in) != sizeof(want))
+		return -EINVAL;
+	memcpy(&want, krpc_buf_data(in), sizeof(want));
+	out = krpc_buf_get(krpc_req_pool(req), want, GFP_KERNEL);
+	if (IS_ERR(out))
+		return PTR_ERR(out);
+	krpc_buf_set_len(out, want);
+	krpc_req_reply(req, 0, out);
+	return 0;
+}
+
+static const struct {
+	u32 id;
+	krpc_handler_fn fn;
+	unsigned int flags;
+} methods[] = {
+	{ M_ECHO, h_echo, 0 },
+	{ M_SHUFFLE, h_shuffle, 0 },
+	{ M_HOLD, h_hold, 0 },
+	{ M_SLEEP, h_sleep, 0 },
+	{ M_ERR, h_err, 0 },
+	{ M_COUNT, h_count, KRPC_METHOD_NOSLEEP },
+	{ M_GETCOUNT, h_getcount, KRPC_METHOD_NOSLEEP },
+	{ M_NOSLEEP_ECHO, h_echo, KRPC_METHOD_NOSLEEP },
+	{ M_BIG, h_big, 0 },
+};
+
+static int parse_addr(const char *s, u16 port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (in4_pton(s, -1, (u8 *)&sin->sin_addr, -1, NULL)) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		return 0;
+	}
+	if (in6_pton(s, -1, (u8 *)&sin6->sin6_addr, -1, NULL)) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void server_stop(void)
+{
+	if (!srv)
+		return;
+	/* Handlers that reply later must reply before the server goes. */
+	WRITE_ONCE(stopping, true);
+	release_held(-ESHUTDOWN);
+	wait_event(deferred_wq, !atomic_read(&deferred));
+	krpc_server_destroy(srv);
+	srv = NULL;
+	WRITE_ONCE(stopping, false);
+}
+
+static int cmd_server_start(char **argv, int argc)
+{
+	struct krpc_server_opts o = {};
+	struct krpc_server *s;
+	unsigned int i;
+	u16 port;
+	int ret;
+
+	if (srv)
+		return -EBUSY;
+	if (argc < 2 || kstrtou16(argv[1], 0, &port))
+		return -EINVAL;
+	ret = parse_addr(argc > 2 ? argv[2] : "0.0.0.0", port, &o.addr);
+	if (ret)
+		return ret;
+	s = krpc_server_create(&o);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	for (i = 0; i < ARRAY_SIZE(methods); i++) {
+		ret = krpc_server_register(s, methods[i].id, methods[i].fn,
+					   NULL, methods[i].flags);
+		if (ret) {
+			krpc_server_destroy(s);
+			return ret;
+		}
+	}
+	if (krpc_server_register(s, M_ECHO, h_echo, NULL, 0) != -EEXIST) {
+		fail("duplicate method registration was accepted");
+		krpc_server_destroy(s);
+		return -EINVAL;
+	}
+	srv = s;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Client side */
+
+static void on_disconnect(struct krpc_client *c, int reason, void *priv)
+{
+	disconnect_reason = reason;
+	atomic_inc(&disconnects);
+}
+
+static const struct krpc_client_ops client_ops = {
+	.disconnected = on_disconnect,
+};
+
+static int do_connect(char **argv, int argc, struct krpc_client **out)
+{
+	struct krpc_client_opts o = { .ops = &client_ops };
+	struct krpc_client *c;
+	u16 port;
+	int ret;
+
+	if (argc < 3 || kstrtou16(argv[2], 0, &port))
+		return -EINVAL;
+	ret = parse_addr(argv[1], port, &o.addr);
+	if (ret)
+		return ret;
+	if (argc > 3 && kstrtouint(argv[3], 0, &o.depth))
+		return -EINVAL;
+	c = krpc_client_create(&o);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	*out = c;
+	return 0;
+}
+
+static int cmd_connect(char **argv, int argc)
+{
+	if (clnt)
+		return -EBUSY;
+	return do_connect(argv, argc, &clnt);
+}
+
+static int cmd_connect_fail(char **argv, int argc)
+{
+	struct krpc_client *c = NULL;
+	int want, ret;
+
+	if (argc < 4 || kstrtoint(argv[3], 0, &want))
+		return -EINVAL;
+	ret = do_connect(argv, argc - 1, &c);
+	if (!ret) {
+		krpc_client_destroy(c);
+		fail("connection was accepted");
+		return -EINVAL;
+	}
+	if (ret != -want) {
+		fail("connect failed with %d, want %d", ret, -want);
+		return -EINVAL;
+	}
+	tlog("connect refused with %d as expected\n", ret);
+	return 0;
+}
+
+static void client_stop(void);
+
+static int cmd_disconnect(char **argv, int argc)
+{
+	if (!clnt)
+		return -ENOTCONN;
+	client_stop();
+	return 0;
+}
+
+static struct krpc_buf *new_payload(u32 seed, size_t len)
+{
+	struct krpc_buf *buf = krpc_buf_get(krpc_client_pool(clnt), len,
+					    GFP_KERNEL);
+
+	if (!IS_ERR(buf))
+		fill(buf, seed, len);
+	return buf;
+}
+
+static int echo_once(u32 method, u32 seed, size_t len)
+{
+	struct krpc_call_args a = { .method = method, .reply_max = len };
+	struct krpc_result res = { .status = INT_MIN };
+	int ret;
+
+	if (len) {
+		a.req.type = KRPC_PL_BUF;
+		a.req.buf = new_payload(seed, len);
+		if (IS_ERR(a.req.buf))
+			return PTR_ERR(a.req.buf);
+	}
+	ret = krpc_call_sync(clnt, &a, &res);
+	if (res.status == INT_MIN) {
+		/* Never submitted: the buffer is still ours. */
+		if (len)
+			krpc_buf_put(a.req.buf);
+		res.reply = NULL;
+	}
+	if (ret) {
+		krpc_buf_put(res.reply);
+		fail("echo of %zu bytes: %d", len, ret);
+		return ret;
+	}
+	ret = check(res.reply, seed, len);
+	krpc_buf_put(res.reply);
+	return ret;
+}
+
+static int cmd_echo(char **argv, int argc, u32 method)
+{
+	unsigned int count = 1, i;
+	size_t len;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	if (argc < 2 || kstrtoul(argv[1], 0, &len))
+		return -EINVAL;
+	if (argc > 2 && kstrtouint(argv[2], 0, &count))
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		ret = echo_once(method, i + len, len);
+		if (ret)
+			return ret;
+	}
+	tlog("echo %zu x %u ok\n", len, count);
+	return 0;
+}
+
+/* Bookkeeping of asynchronous calls: each must complete exactly once. */
+struct async_ctx {
+	atomic_t pending;
+	atomic_t bad;
+	atomic_t doubles;
+	wait_queue_head_t wq;
+	size_t len;		/* request payload */
+	size_t reply_len;	/* expected reply payload */
+};
+
+struct async_call {
+	struct async_ctx *ctx;
+	atomic_t done;
+	int status;
+	u32 seed;
+	int expect;
+};
+
+static void async_done(struct krpc_call *call, const struct krpc_result *res,
+		       void *priv)
+{
+	struct async_call *ac = priv;
+	struct async_ctx *ctx = ac->ctx;
+
+	if (atomic_inc_return(&ac->done) != 1) {
+		atomic_inc(&ctx->doubles);
+		return;
+	}
+	ac->status = res->status;
+	if (res->status != ac->expect)
+		atomic_inc(&ctx->bad);
+	else if (!res->status && check(res->reply, ac->seed, ctx->reply_len))
+		atomic_inc(&ctx->bad);
+	krpc_buf_put(res->reply);
+	if (atomic_dec_and_test(&ctx->pending))
+		wake_up(&ctx->wq);
+}
+
+static void async_ctx_init(struct async_ctx *ctx, size_t len)
+{
+	atomic_set(&ctx->pending, 1);	/* the submitter's */
+	atomic_set(&ctx->bad, 0);
+	atomic_set(&ctx->doubles, 0);
+	init_waitqueue_head(&ctx->wq);
+	ctx->len = len;
+	ctx->reply_len = len;
+}
+
+static int async_submit(struct async_ctx *ctx, struct async_call *ac,
+			u32 method, u32 flags, struct krpc_call **callp)
+{
+	struct krpc_call_args a = {
+		.method = method, .flags = flags, .reply_max = ctx->len,
+		.done = async_done, .priv = ac,
+	};
+	int ret;
+
+	ac->ctx = ctx;
+	if (ctx->len) {
+		a.req.type = KRPC_PL_BUF;
+		a.req.buf = new_payload(ac->seed, ctx->len);
+		if (IS_ERR(a.req.buf))
+			return PTR_ERR(a.req.buf);
+	}
+	atomic_inc(&ctx->pending);
+	ret = krpc_call_async(clnt, &a, callp);
+	if (ret) {
+		atomic_dec(&ctx->pending);
+		if (ctx->len)
+			krpc_buf_put(a.req.buf);
+	}
+	return ret;
+}
+
+static int async_wait(struct async_ctx *ctx, unsigned int secs)
+{
+	if (atomic_dec_and_test(&ctx->pending))
+		wake_up(&ctx->wq);
+	if (!wait_event_timeout(ctx->wq, !atomic_read(&ctx->pending),
+				secs * slow * HZ)) {
+		fail("%d calls did not complete", atomic_read(&ctx->pending));
+		return -ETIMEDOUT;
+	}
+	if (atomic_read(&ctx->doubles)) {
+		fail("%d calls completed twice", atomic_read(&ctx->doubles));
+		return -EINVAL;
+	}
+	if (atomic_read(&ctx->bad)) {
+		fail("%d calls ended wrong", atomic_read(&ctx->bad));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_async(char **argv, int argc)
+{
+	struct async_call *acs;
+	struct async_ctx ctx;
+	unsigned int n, i;
+	size_t len;
+	int ret = 0;
+
+	if (!clnt)
+		return -ENOTCONN;
+	if (argc < 3 || kstrtouint(argv[1], 0, &n) || kstrtoul(argv[2], 0, &len))
+		return -EINVAL;
+	acs = kvcalloc(n, sizeof(*acs), GFP_KERNEL);
+	if (!acs)
+		return -ENOMEM;
+	async_ctx_init(&ctx, len);
+	for (i = 0; i < n; i++) {
+		acs[i].seed = i;
+		ret = async_submit(&ctx, &acs[i], M_SHUFFLE, 0, NULL);
+		if (ret) {
+			fail("async call %u: %d", i, ret);
+			break;
+		}
+	}
+	ret = async_wait(&ctx, 120) ?: ret;
+	if (!ret)
+		tlog("async %u x %zu ok\n", n, len);
+	kvfree(acs);
+	return ret;
+}
+
+static int wait_held(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < 500 * slow && held_count() < n; i++)
+		msleep(20);
+	if (held_count() < n) {
+		fail("server holds %u requests, want %u", held_count(), n);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int cmd_window(char **argv, int argc)
+{
+	struct krpc_conn_info info;
+	struct async_call *acs, extra = { .seed = 7 }, nowait = {};
+	struct async_ctx ctx, ectx;
+	unsigned int i, depth;
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	krpc_client_query(clnt, &info);
+	depth = info.depth;
+	acs = kcalloc(depth, sizeof(*acs), GFP_KERNEL);
+	if (!acs)
+		return -ENOMEM;
+	async_ctx_init(&ctx, 0);
+	for (i = 0; i < depth; i++) {
+		ret = async_submit(&ctx, &acs[i], M_HOLD, KRPC_CALL_NOWAIT,
+				   NULL);
+		if (ret) {
+			fail("slot %u of %u: %d", i, depth, ret);
+			goto out_release;
+		}
+	}
+	ret = wait_held(depth);
+	if (ret)
+		goto out_release;
+	ret = async_submit(&ctx, &nowait, M_ECHO, KRPC_CALL_NOWAIT, NULL);
+	if (ret != -EAGAIN) {
+		fail("call beyond the window with NOWAIT: %d, want -EAGAIN", ret);
+		ret = -EINVAL;
+		goto out_release;
+	}
+	async_ctx_init(&ectx, 64);
+	ret = async_submit(&ectx, &extra, M_ECHO, 0, NULL);
+	if (ret) {
+		fail("waiting call beyond the window: %d", ret);
+		goto out_release;
+	}
+	krpc_client_query(clnt, &info);
+	if (info.queued != 1 || info.inflight != depth) {
+		fail("queued %u inflight %u, want 1 and %u", info.queued,
+		     info.inflight, depth);
+		ret = -EINVAL;
+	}
+	release_held(0);
+	ret = async_wait(&ectx, 30) ?: ret;
+	ret = async_wait(&ctx, 30) ?: ret;
+	if (!ret)
+		tlog("window of %u ok\n", depth);
+	kfree(acs);
+	return ret;
+
+out_release:
+	release_held(0);
+	async_wait(&ctx, 30);
+	kfree(acs);
+	return ret ? ret : -EINVAL;
+}
+
+static int cmd_timeout(char **argv, int argc)
+{
+	struct krpc_call_args a = { .method = M_SLEEP, .timeout_ms = 50 * slow };
+	struct krpc_conn_info before, after;
+	struct krpc_result res = {};
+	unsigned long t0 = jiffies;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	krpc_client_query(clnt, &before);
+	ret = krpc_call_sync(clnt, &a, &res);
+	if (ret != -ETIMEDOUT || res.flags & KRPC_RES_REMOTE) {
+		fail("slow call: %d, want -ETIMEDOUT", ret);
+		krpc_buf_put(res.reply);
+		return -EINVAL;
+	}
+	if (jiffies_to_msecs(jiffies - t0) >= 300 * slow) {
+		fail("timeout took %u ms", jiffies_to_msecs(jiffies - t0));
+		return -EINVAL;
+	}
+	msleep(500 * slow);	/* the late reply arrives and is dropped */
+	krpc_client_query(clnt, &after);
+	if (after.stats.timeouts != before.stats.timeouts + 1 ||
+	    after.stats.stale != before.stats.stale + 1) {
+		fail("timeouts %llu stale %llu after, %llu %llu before",
+		     after.stats.timeouts, after.stats.stale,
+		     before.stats.timeouts, before.stats.stale);
+		return -EINVAL;
+	}
+	ret = echo_once(M_ECHO, 3, 100);
+	if (!ret)
+		tlog("timeout ok\n");
+	return ret;
+}
+
+static int cmd_cancel(char **argv, int argc)
+{
+	struct async_call ac = { .seed = 9, .expect = -ECANCELED };
+	struct krpc_call *call;
+	struct async_ctx ctx;
+	size_t len = 0;
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	if (argc > 1 && kstrtoul(argv[1], 0, &len))
+		return -EINVAL;
+	async_ctx_init(&ctx, len);
+	ret = async_submit(&ctx, &ac, M_HOLD, 0, &call);
+	if (ret)
+		return ret;
+	ret = wait_held(1);
+	if (!ret) {
+		ret = krpc_call_cancel(call);
+		if (ret)
+			fail("cancel: %d", ret);
+	}
+	ret = async_wait(&ctx, 10) ?: ret;
+	if (!ret && krpc_call_cancel(call) != -EALREADY) {
+		fail("second cancel did not say -EALREADY");
+		ret = -EINVAL;
+	}
+	krpc_call_put(call);
+	release_held(0);
+	msleep(50);
+	ret = ret ?: echo_once(M_ECHO, 5, len);
+	if (!ret)
+		tlog("cancel of %zu bytes ok\n", len);
+	return ret;
+}
+
+static int expect_status(u32 method, int want)
+{
+	struct krpc_call_args a = { .method = method };
+	struct krpc_result res = {};
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	ret = krpc_call_sync(clnt, &a, &res);
+	krpc_buf_put(res.reply);
+	if (ret != want || !(res.flags & KRPC_RES_REMOTE)) {
+		fail("method %u: %d flags %#x, want %d from the peer", method,
+		     ret, res.flags, want);
+		return -EINVAL;
+	}
+	return echo_once(M_ECHO, 1, 10);
+}
+
+static int cmd_oneway(char **argv, int argc)
+{
+	struct krpc_call_args g = { .method = M_GETCOUNT, .reply_max = 8 };
+	struct krpc_result res = {};
+	unsigned int n, i;
+	struct async_ctx ctx;
+	struct async_call *acs;
+	u64 before, after;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	if (argc < 2 || kstrtouint(argv[1], 0, &n))
+		return -EINVAL;
+	acs = kvcalloc(n, sizeof(*acs), GFP_KERNEL);
+	if (!acs)
+		return -ENOMEM;
+	ret = krpc_call_sync(clnt, &g, &res);
+	if (ret || !res.reply || krpc_buf_len(res.reply) != 8) {
+		fail("get count: %d", ret);
+		krpc_buf_put(res.reply);
+		kvfree(acs);
+		return -EINVAL;
+	}
+	memcpy(&before, krpc_buf_data(res.reply), 8);
+	krpc_buf_put(res.reply);
+	async_ctx_init(&ctx, 16);
+	ctx.reply_len = 0;
+	for (i = 0; i < n && !ret; i++)
+		ret = async_submit(&ctx, &acs[i], M_COUNT, KRPC_CALL_ONEWAY,
+				   NULL);
+	ret = async_wait(&ctx, 30) ?: ret;
+	/* NOSLEEP handlers run in arrival order: the count is final. */
+	if (!ret)
+		ret = krpc_call_sync(clnt, &g, &res);
+	if (!ret) {
+		memcpy(&after, krpc_buf_data(res.reply), 8);
+		krpc_buf_put(res.reply);
+		if (after - before != n) {
+			fail("server counted %llu one-way messages, want %u",
+			     after - before, n);
+			ret = -EINVAL;
+		}
+	}
+	kvfree(acs);
+	if (!ret)
+		tlog("oneway %u ok\n", n);
+	return ret;
+}
+
+/* The server's reply exceeds what the client offered: -EMSGSIZE. */
+static int cmd_toobig(char **argv, int argc)
+{
+	struct krpc_call_args a = { .method = M_BIG, .reply_max = 0 };
+	struct krpc_conn_info info;
+	struct krpc_result res = { .status = INT_MIN };
+	u32 want;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	krpc_client_query(clnt, &info);
+	want = info.inline_max + 1;
+	a.req.type = KRPC_PL_BUF;
+	a.req.buf = krpc_buf_get(krpc_client_pool(clnt), 4, GFP_KERNEL);
+	if (IS_ERR(a.req.buf))
+		return PTR_ERR(a.req.buf);
+	memcpy(krpc_buf_data(a.req.buf), &want, 4);
+	krpc_buf_set_len(a.req.buf, 4);
+	ret = krpc_call_sync(clnt, &a, &res);
+	if (res.status == INT_MIN) {
+		krpc_buf_put(a.req.buf);
+		res.reply = NULL;
+	}
+	krpc_buf_put(res.reply);
+	if (ret != -EMSGSIZE) {
+		fail("oversized reply: %d, want -EMSGSIZE", ret);
+		return -EINVAL;
+	}
+	tlog("toobig ok\n");
+	return 0;
+}
+
+static int cmd_zombies(char **argv, int argc)
+{
+	struct krpc_conn_info info;
+	struct async_call *acs;
+	struct async_ctx ctx;
+	unsigned int i, n;
+	int ret = 0;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	krpc_client_query(clnt, &info);
+	n = max(1U, info.depth / 2);
+	acs = kcalloc(n, sizeof(*acs), GFP_KERNEL);
+	if (!acs)
+		return -ENOMEM;
+	async_ctx_init(&ctx, 0);
+	for (i = 0; i < n && !ret; i++) {
+		struct krpc_call_args a = {
+			.method = M_HOLD, .timeout_ms = 50 * slow,
+			.done = async_done, .priv = &acs[i],
+		};
+
+		acs[i].ctx = &ctx;
+		acs[i].expect = -ETIMEDOUT;
+		atomic_inc(&ctx.pending);
+		ret = krpc_call_async(clnt, &a, NULL);
+		if (ret)
+			atomic_dec(&ctx.pending);
+	}
+	ret = async_wait(&ctx, 10) ?: ret;
+	for (i = 0; i < 100 * slow; i++) {
+		krpc_client_query(clnt, &info);
+		if (info.state == KRPC_CONN_DEAD)
+			break;
+		msleep(20);
+	}
+	release_held(0);
+	kfree(acs);
+	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
+		fail("after %u unanswered timeouts: state %u reason %d", n,
+		     info.state, info.reason);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		tlog("%u unanswered timeouts reset the connection\n", n);
+	return ret;
+}
+
+static int cmd_counters(char **argv, int argc)
+{
+	struct krpc_conn_info info;
+
+	if (!clnt)
+		return -ENOTCONN;
+	krpc_client_query(clnt, &info);
+	if (info.stats.rnr_naks || info.stats.dp_regs || info.stats.copies) {
+		fail("rnr_naks %llu dp_regs %llu copies %llu, want 0",
+		     info.stats.rnr_naks, info.stats.dp_regs,
+		     info.stats.copies);
+		return -EINVAL;
+	}
+	tlog("counters ok: calls %llu eager %llu rdv %llu mr_grants %llu credit_stalls %llu\n",
+	     info.stats.calls, info.stats.eager, info.stats.rdv,
+	     info.stats.mr_grants, info.stats.credit_stalls);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Storm: calls in flight while the peer or the device goes away */
+
+struct storm_call {
+	atomic_t done;
+};
+
+static struct task_struct *storm_task;
+static atomic_t storm_inflight = ATOMIC_INIT(0);
+static atomic64_t storm_submitted, storm_completed, storm_errors;
+static atomic_t storm_doubles = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(storm_wq);
+static size_t storm_len;
+
+static void storm_done(struct krpc_call *call, const struct krpc_result *res,
+		       void *priv)
+{
+	struct storm_call *sc = priv;
+
+	if (atomic_inc_return(&sc->done) != 1) {
+		atomic_inc(&storm_doubles);
+		return;
+	}
+	if (res->status)
+		atomic64_inc(&storm_errors);
+	krpc_buf_put(res->reply);
+	atomic64_inc(&storm_completed);
+	/* Leaked on purpose if completed twice: the double shows up. */
+	kfree(sc);
+	atomic_dec(&storm_inflight);
+	wake_up(&storm_wq);
+}
+
+static int storm_fn(void *unused)
+{
+	u32 seed = 0;
+
+	while (!kthread_should_stop()) {
+		struct krpc_call_args a = {
+			.method = M_SHUFFLE, .reply_max = storm_len,
+			.done = storm_done,
+		};
+		struct storm_call *sc;
+		int ret;
+
+		wait_event_interruptible_timeout(storm_wq,
+			atomic_read(&storm_inflight) < 256 ||
+			kthread_should_stop(), HZ / 10);
+		if (atomic_read(&storm_inflight) >= 256)
+			continue;
+		sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+		if (!sc)
+			continue;
+		a.priv = sc;
+		if (storm_len) {
+			a.req.type = KRPC_PL_BUF;
+			a.req.buf = krpc_buf_get(krpc_client_pool(clnt),
+						 storm_len, GFP_NOWAIT);
+			if (IS_ERR(a.req.buf)) {
+				kfree(sc);
+				msleep(20);
+				continue;
+			}
+			fill(a.req.buf, seed++, storm_len);
+		}
+		atomic_inc(&storm_inflight);
+		ret = krpc_call_async(clnt, &a, NULL);
+		if (ret) {
+			atomic_dec(&storm_inflight);
+			kfree(sc);
+			if (storm_len)
+				krpc_buf_put(a.req.buf);
+			msleep(20);	/* connection gone: idle until stopped */
+			continue;
+		}
+		atomic64_inc(&storm_submitted);
+	}
+	return 0;
+}
+
+static int cmd_storm_start(char **argv, int argc)
+{
+	if (!clnt || storm_task)
+		return -EINVAL;
+	if (argc < 2 || kstrtoul(argv[1], 0, &storm_len))
+		return -EINVAL;
+	atomic64_set(&storm_submitted, 0);
+	atomic64_set(&storm_completed, 0);
+	atomic64_set(&storm_errors, 0);
+	atomic_set(&storm_doubles, 0);
+	storm_task = kthread_run(storm_fn, NULL, "krpc_storm");
+	if (IS_ERR(storm_task)) {
+		int ret = PTR_ERR(storm_task);
+
+		storm_task = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static int storm_stop(void)
+{
+	int ret = 0;
+
+	if (!storm_task)
+		return -EINVAL;
+	kthread_stop(storm_task);
+	storm_task = NULL;
+	if (!wait_event_timeout(storm_wq, !atomic_read(&storm_inflight),
+				60 * slow * HZ)) {
+		fail("%d storm calls never completed",
+		     atomic_read(&storm_inflight));
+		ret = -ETIMEDOUT;
+	}
+	if (atomic_read(&storm_doubles)) {
+		fail("%d storm calls completed twice",
+		     atomic_read(&storm_doubles));
+		ret = -EINVAL;
+	}
+	if (atomic64_read(&storm_submitted) != atomic64_read(&storm_completed)) {
+		fail("storm: %lld submitted, %lld completed",
+		     atomic64_read(&storm_submitted),
+		     atomic64_read(&storm_completed));
+		ret = -EINVAL;
+	}
+	tlog("storm: %lld calls, %lld failed, disconnects %d (reason %d)\n",
+	     atomic64_read(&storm_submitted), atomic64_read(&storm_errors),
+	     atomic_read(&disconnects), disconnect_reason);
+	return ret;
+}
+
+static int cmd_storm_stop(char **argv, int argc)
+{
+	return storm_stop();
+}
+
+static void client_stop(void)
+{
+	if (storm_task)
+		storm_stop();
+	if (clnt)
+		krpc_client_destroy(clnt);
+	clnt = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* debugfs */
+
+static int run_cmd(char *line)
+{
+	char *argv[8], *p = line, *tok;
+	int argc = 0;
+
+	while ((tok = strsep(&p, " \t")) && argc < ARRAY_SIZE(argv))
+		if (*tok)
+			argv[argc++] = tok;
+	if (!argc)
+		return -EINVAL;
+	/* The log shows the last command only. */
+	spin_lock(&log_lock);
+	log_len = 0;
+	spin_unlock(&log_lock);
+	tlog("> %s%s%s%s%s\n", argv[0], argc > 1 ? " " : "",
+	     argc > 1 ? argv[1] : "", argc > 2 ? " " : "",
+	     argc > 2 ? argv[2] : "");
+	if (!strcmp(argv[0], "server_start"))
+		return cmd_server_start(argv, argc);
+	if (!strcmp(argv[0], "server_stop")) {
+		server_stop();
+		return 0;
+	}
+	if (!strcmp(argv[0], "connect"))
+		return cmd_connect(argv, argc);
+	if (!strcmp(argv[0], "connect_fail"))
+		return cmd_connect_fail(argv, argc);
+	if (!strcmp(argv[0], "disconnect"))
+		return cmd_disconnect(argv, argc);
+	if (!strcmp(argv[0], "echo"))
+		return cmd_echo(argv, argc, M_ECHO);
+	if (!strcmp(argv[0], "nosleep_echo"))
+		return cmd_echo(argv, argc, M_NOSLEEP_ECHO);
+	if (!strcmp(argv[0], "async"))
+		return cmd_async(argv, argc);
+	if (!strcmp(argv[0], "window"))
+		return cmd_window(argv, argc);
+	if (!strcmp(argv[0], "timeout"))
+		return cmd_timeout(argv, argc);
+	if (!strcmp(argv[0], "cancel"))
+		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "nomethod"))
+		return expect_status(999, -EBADRQC);
+	if (!strcmp(argv[0], "handler_error"))
+		return expect_status(M_ERR, -EPROTO);
+	if (!strcmp(argv[0], "oneway"))
+		return cmd_oneway(argv, argc);
+	if (!strcmp(argv[0], "toobig"))
+		return cmd_toobig(argv, argc);
+	if (!strcmp(argv[0], "zombies"))
+		return cmd_zombies(argv, argc);
+	if (!strcmp(argv[0], "counters"))
+		return cmd_counters(argv, argc);
+	if (!strcmp(argv[0], "storm_start"))
+		return cmd_storm_start(argv, argc);
+	if (!strcmp(argv[0], "storm_stop"))
+		return cmd_storm_stop(argv, argc);
+	return -EOPNOTSUPP;
+}
+
+static ssize_t cmd_write(struct file *f, const char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	char line[128];
+	int ret;
+
+	if (len >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, ubuf, len))
+		return -EFAULT;
+	line[len] = 0;
+	mutex_lock(&cmd_lock);
+	ret = run_cmd(strim(line));
+	if (ret)
+		tlog("error %d\n", ret);
+	mutex_unlock(&cmd_lock);
+	return ret ? ret : len;
+}
+
+static const struct file_operations cmd_fops = {
+	.owner = THIS_MODULE,
+	.write = cmd_write,
+	.llseek = noop_llseek,
+};
+
+static int log_show(struct seq_file *m, void *unused)
+{
+	spin_lock(&log_lock);
+	seq_write(m, log_buf, log_len);
+	spin_unlock(&log_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(log);
+
+static int info_show(struct seq_file *m, void *unused)
+{
+	struct krpc_conn_info info;
+
+	mutex_lock(&cmd_lock);
+	if (clnt) {
+		krpc_client_query(clnt, &info);
+		seq_printf(m, "state %u\nreason %d\ndepth %u\ninflight %u\nqueued %u\ncredits %u\ninline_max %u\nmax_msg %u\ncalls %llu\nrnr_naks %llu\ndp_regs %llu\ncopies %llu\nmr_grants %llu\n",
+			   info.state, info.reason, info.depth, info.inflight,
+			   info.queued, info.send_credits, info.inline_max,
+			   info.max_msg, info.stats.calls, info.stats.rnr_naks,
+			   info.stats.dp_regs, info.stats.copies,
+			   info.stats.mr_grants);
+	}
+	seq_printf(m, "disconnects %d\n", atomic_read(&disconnects));
+	mutex_unlock(&cmd_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(info);
+
+static int __init krpc_test_init(void)
+{
+	dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(dir))
+		return PTR_ERR(dir);
+	debugfs_create_file("cmd", 0200, dir, NULL, &cmd_fops);
+	debugfs_create_file("log", 0400, dir, NULL, &log_fops);
+	debugfs_create_file("info", 0400, dir, NULL, &info_fops);
+	return 0;
+}
+
+static void __exit krpc_test_exit(void)
+{
+	debugfs_remove_recursive(dir);
+	mutex_lock(&cmd_lock);
+	client_stop();
+	server_stop();
+	mutex_unlock(&cmd_lock);
+}
+
+module_init(krpc_test_init);
+module_exit(krpc_test_exit);
+MODULE_DESCRIPTION("krpc self-test through the exported kernel API");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Echo over krpc with payloads checked byte by byte: empty, tiny, around the
+# inline/rendezvous threshold, 64 KiB, 1 MiB and the configured maximum
+# (16 MiB), over IPv4 and IPv6; then no RNR NAK, no data-path registration
+# and no copy may have happened.
+# shellcheck source=selftests/krpc/rpc_lib.sh
+. "$(dirname "$0")/rpc_lib.sh"
+
+krpc_loaded && ktap_skip_all "krpc already loaded"
+MAX=$((16 << 20))
+
+cleanup() {
+	rpc_rmmod krpc_test
+	krpc_unload
+}
+trap cleanup EXIT
+
+rnr0=$(rpc_rxe_rnr)
+ktap_check "insmod krpc.ko max_msg=$MAX" \
+	rpc_krpc_load max_msg=$MAX pool_large=4 pool_small=1024
+ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
+rpc_check "server listens on [::]:$RPC_PORT" krpc_test server_start "$RPC_PORT" ::
+rpc_check "client connects to $KRPC_ADDR4" \
+	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+
+inl=$(rpc_info krpc_test inline_max)
+max=$(rpc_info krpc_test max_msg)
+log "inline_max $inl max_msg $max"
+ktap_check "negotiated max_msg is $MAX" test "$max" = $MAX
+for size in 0 1 63 4096 $((inl - 1)) $inl $((inl + 1)) 65536 1048576 $max; do
+	rpc_check "echo $size bytes" krpc_test echo "$size" 3
+done
+rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
+rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
+rpc_check "no RNR NAK, data-path registration or copy" krpc_test counters
+ktap_check "rdv calls granted keys" test "$(rpc_info krpc_test mr_grants)" -gt 0
+ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
+rpc_check "client disconnects" krpc_test disconnect
+
+rpc_check "client connects to [$KRPC_ADDR6]" \
+	krpc_test connect "$KRPC_ADDR6" "$RPC_PORT"
+rpc_check "echo 1 MiB over IPv6" krpc_test echo 1048576 2
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "server stops" krpc_test server_stop
+rpc_check "server listens on $KRPC_ADDR4:$RPC_PORT" \
+	krpc_test server_start "$RPC_PORT" "$KRPC_ADDR4"
+rpc_check "client connects to $KRPC_ADDR4" \
+	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+rpc_check "echo 64 KiB" krpc_test echo 65536 2
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "server stops" krpc_test server_stop
+ktap_check "no connection, call or request left" rpc_assert_idle
+ktap_check "rmmod krpc_test" rpc_rmmod krpc_test
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "nothing left after rmmod" krpc_assert_gone
+ktap_finish

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers shared by the rpc_*.sh tests: the test modules (krpc_test.ko,
+# krpc_peer.ko) are driven through /sys/kernel/debug/<module>/cmd, one
+# command per write; a failed write is a failed check, and the module's log
+# explains it.
+
+# shellcheck source=selftests/krpc/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+RPC_PORT=${RPC_PORT:-18515}
+
+# Debug kernels (KASAN, lockdep) under emulation are tens of times slower:
+# stretch every timing the tests depend on by RPC_SLOW.
+case "$(uname -r)" in
+*debug*) RPC_SLOW=${RPC_SLOW:-20} ;;
+*)       RPC_SLOW=${RPC_SLOW:-1} ;;
+esac
+
+# rpc_krpc_load [PARAM=VALUE...]: insmod krpc.ko with timings scaled by
+# RPC_SLOW; later parameters override earlier ones.
+rpc_krpc_load() {
+	krpc_load ka_interval_ms=$((1000 * RPC_SLOW)) \
+		ka_timeout_ms=$((5000 * RPC_SLOW)) \
+		call_timeout_ms=$((30000 * RPC_SLOW)) "$@"
+}
+rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
+
+# rpc_insmod NAME: load krpc_test or krpc_peer
+rpc_insmod() { insmod "$(rpc_mod_dir)/$1.ko" slow="$RPC_SLOW"; }
+
+rpc_rmmod() { [ -d "/sys/module/$1" ] && rmmod "$1"; return 0; }
+
+# rpc_do MODULE COMMAND...: run a command, show its log, return its status
+rpc_do() {
+	local mod=$1 ret=0
+	shift
+	echo "# $mod: $*"
+	echo "$*" > "/sys/kernel/debug/$mod/cmd" 2>/dev/null || ret=1
+	sed 's/^/#   /' "/sys/kernel/debug/$mod/log"
+	return $ret
+}
+
+# rpc_check DESCRIPTION MODULE COMMAND...: one TAP line for a command
+rpc_check() {
+	local what=$1
+	shift
+	if rpc_do "$@"; then ktap_ok "$what"; else ktap_fail "$what"; fi
+}
+
+# rpc_info MODULE KEY: a value of the module's client connection
+rpc_info() {
+	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/$1/info"
+}
+
+# RNR NAKs the soft-RoCE device saw, sent and received (0 if no counters)
+rpc_rxe_rnr() {
+	local d=/sys/class/infiniband/$KRPC_RXE/ports/1/hw_counters n=0 f
+	for f in rcvd_rnr_err send_rnr_err; do
+		[ -r "$d/$f" ] && n=$((n + $(cat "$d/$f")))
+	done
+	echo $n
+}
+
+# Leak audit once every client and server is gone.
+rpc_assert_idle() {
+	local bad=0 s
+	for s in conns_open calls_live reqs_live; do
+		if [ "$(krpc_stat $s)" != 0 ]; then
+			log "$s is $(krpc_stat $s)"
+			bad=1
+		fi
+	done
+	return $bad
+}

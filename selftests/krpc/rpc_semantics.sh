@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# RPC semantics over krpc: thousands of concurrent calls answered out of
+# order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
+# and rendezvous), unknown method, handler error, one-way messages, a reply
+# too large for the caller, and a handshake rejected for its version.
+# shellcheck source=selftests/krpc/rpc_lib.sh
+. "$(dirname "$0")/rpc_lib.sh"
+
+krpc_loaded && ktap_skip_all "krpc already loaded"
+
+cleanup() {
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_proto_version
+	rpc_rmmod krpc_test
+	krpc_unload
+}
+trap cleanup EXIT
+
+rnr0=$(rpc_rxe_rnr)
+ktap_check "insmod krpc.ko" rpc_krpc_load pool_small=8192 pool_medium=1024 depth=64
+ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
+rpc_check "server listens" krpc_test server_start "$RPC_PORT"
+rpc_check "client connects" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+ktap_check "depth is 64" test "$(rpc_info krpc_test depth)" = 64
+
+rpc_check "3000 concurrent calls, replies out of order" krpc_test async 3000 16
+rpc_check "300 concurrent rendezvous calls" krpc_test async 300 6000
+rpc_check "window full: NOWAIT fails, waiting call queues" krpc_test window
+rpc_check "timeout, late reply dropped" krpc_test timeout
+rpc_check "cancel an inline call" krpc_test cancel 0
+rpc_check "cancel a rendezvous call" krpc_test cancel 100000
+rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
+rpc_check "handler error reaches the caller" krpc_test handler_error
+rpc_check "1000 one-way messages" krpc_test oneway 1000
+rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
+rpc_check "no RNR NAK, data-path registration or copy" krpc_test counters
+ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
+rpc_check "unanswered timeouts on half the slots reset the connection" \
+	krpc_test zombies
+rpc_check "client disconnects" krpc_test disconnect
+
+# Handshake with a protocol version the server does not speak.
+echo 99 > /sys/kernel/debug/krpc/fault_proto_version
+rej0=$(krpc_stat conns_rejected)
+rpc_check "version mismatch refused with -EPROTONOSUPPORT" \
+	krpc_test connect_fail "$KRPC_ADDR4" "$RPC_PORT" 93
+echo 0 > /sys/kernel/debug/krpc/fault_proto_version
+ktap_check "rejection counted" test "$(krpc_stat conns_rejected)" = $((rej0 + 1))
+rpc_check "nobody listening: -ECONNREFUSED" \
+	krpc_test connect_fail "$KRPC_ADDR4" $((RPC_PORT + 1)) 111
+rpc_check "client connects after the rejections" \
+	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+rpc_check "echo works" krpc_test echo 100 5
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "server stops" krpc_test server_stop
+ktap_check "no connection, call or request left" rpc_assert_idle
+ktap_check "no protocol error" test "$(krpc_stat protocol_errors)" = 0
+ktap_check "rmmod krpc_test" rpc_rmmod krpc_test
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "nothing left after rmmod" krpc_assert_gone
+ktap_finish

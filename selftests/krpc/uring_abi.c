@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ABI abuse of /dev/krpc: every malformed command, ioctl or mapping gets
+ * its exact -errno, and nothing one open file (or process) does reaches
+ * another's buffers or handles.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uring_lib.h"
+#include "kselftest_harness.h"
+
+#define PORT	7102
+
+static int sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+FIXTURE(abi) {
+	struct echo_srv srv;
+	struct echo_clnt c;
+	uint32_t mine;		/* a buffer the client owns */
+};
+
+FIXTURE_SETUP(abi)
+{
+	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, echo_start(&self->srv, PORT, 8, 128));
+	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 64, 0, 8));
+	ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, &self->mine, 1));
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+	clnt_stop(&self->c);
+	EXPECT_EQ(0, echo_stop(&self->srv));
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
+
+static int call(struct echo_clnt *c, struct krpc_cmd_call *cc)
+{
+	return krpc_cmd_sync(&c->k, KRPC_CMD_CALL, cc, sizeof(*cc), NULL);
+}
+
+static struct krpc_cmd_call good_call(struct echo_clnt *c, uint32_t buf)
+{
+	struct krpc_cmd_call cc = { .conn = c->conn, .method = M_ECHO,
+				    .buf = buf, .len = 10, .reply_max = 10 };
+	return cc;
+}
+
+/* Only @mine was allocated: any other buffer belongs to the kernel. */
+static uint32_t not_mine(struct echo_clnt *c, uint32_t mine)
+{
+	return (mine + 1) % c->pool.count;
+}
+
+TEST_F(abi, good_call_works)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	struct krpc_reply r;
+
+	fill(krpc_pool_buf(&self->c.pool, self->mine), 1, 10);
+	ASSERT_EQ(10, krpc_call_sync(&self->c.k, self->c.conn, M_ECHO,
+				     self->mine, 10, 10, 0, &r));
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &r.buf, 1));
+	(void)cc;
+}
+
+TEST_F(abi, bad_buffer_index)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->c.pool.count);
+
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.buf = 0xfffffe;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.buf = 0xffffffff;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+}
+
+TEST_F(abi, offset_length_overflow)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+
+	cc.offset = 0xffffffff;
+	cc.len = 2;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.offset = BUF_SIZE - 10;
+	cc.len = 11;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.offset = 0;
+	cc.len = 0xffffffff;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	/* No buffer but a length. */
+	cc.buf = KRPC_BUF_NONE;
+	cc.len = 1;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	/* Still ours after all that. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &self->mine, 1));
+}
+
+TEST_F(abi, buffer_owned_by_the_kernel)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, not_mine(&self->c, self->mine));
+	struct krpc_cmd_call hold = good_call(&self->c, self->mine);
+	struct krpc_cmd_bufs fb = { .pool = self->c.pool.handle, .count = 1 };
+	uint32_t other = not_mine(&self->c, self->mine);
+	struct io_uring_cqe *cqe;
+
+	/* Never allocated: the kernel owns it. */
+	EXPECT_EQ(-EBUSY, call(&self->c, &cc));
+	EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool, &other, 1));
+	fb.bufs[0] = other;
+	EXPECT_EQ(-EBUSY, krpc_cmd_sync(&self->c.k, KRPC_CMD_BUF_FREE, &fb,
+					sizeof(fb), NULL));
+	/* In flight in a held call: the kernel owns it until completion. */
+	hold.method = M_HOLD;
+	hold.reply_max = 0;
+	hold.tag = 5;
+	krpc_prep_cmd(&self->c.k, io_uring_get_sqe(self->c.k.ring),
+		      KRPC_CMD_CALL, &hold, sizeof(hold), 42);
+	ASSERT_EQ(1, io_uring_submit(self->c.k.ring));
+	cc = good_call(&self->c, self->mine);
+	EXPECT_EQ(-EBUSY, krpc_cmd_sync(&self->c.k, KRPC_CMD_CALL, &cc,
+					sizeof(cc), NULL));
+	EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool,
+					&self->mine, 1));
+	/* All or nothing: a good and a busy one free nothing. */
+	{
+		uint32_t two[2];
+
+		ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, two, 1));
+		two[1] = self->mine;
+		EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool,
+						two, 2));
+		EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, two, 1));
+		/* Twice in one request. */
+		ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, two, 1));
+		two[1] = two[0];
+		EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool,
+						two, 2));
+		EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, two, 1));
+	}
+	{
+		struct krpc_cmd_cancel cn = { .conn = self->c.conn, .tag = 5 };
+
+		EXPECT_EQ(1, krpc_cmd_sync(&self->c.k, KRPC_CMD_CANCEL, &cn,
+					   sizeof(cn), NULL));
+	}
+	ASSERT_EQ(0, io_uring_wait_cqe(self->c.k.ring, &cqe));
+	EXPECT_EQ(42, cqe->user_data);
+	EXPECT_EQ(-ECANCELED, cqe->res);
+	io_uring_cqe_seen(self->c.k.ring, cqe);
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &self->mine, 1));
+}
+
+TEST_F(abi, reserved_fields_and_unknown_flags)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	struct krpc_cmd_connect cn = { .pool = self->c.pool.handle };
+	struct krpc_cmd_slot sl = { .server = self->srv.srv.handle,
+				    .buf = KRPC_BUF_NONE };
+	struct krpc_cmd_bufs b = { .pool = self->c.pool.handle, .count = 1 };
+	struct krpc_cmd_cancel ca = { .conn = self->c.conn, .tag = 1 };
+	struct krpc_pool_create pc = { .size = sizeof(pc), .buf_size = BUF_SIZE,
+				       .count = 1 };
+	struct krpc_handle_arg ha = { .size = sizeof(ha) };
+
+	cc.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.reserved[1] = 0;
+	cc.flags = 1U << 5;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.flags = KRPC_CALL_F_ONEWAY;
+	cc.reply_max = 10;	/* one-way takes no reply */
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+
+	cn.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.reserved0 = 0;
+	cn.flags = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.flags = 0;
+	cn.addr.family = 12345;
+	EXPECT_EQ(-EAFNOSUPPORT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT,
+					       &cn, sizeof(cn), NULL));
+
+	sl.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_FETCH, &sl,
+					 sizeof(sl), NULL));
+	sl.reserved0 = 0;
+	sl.flags = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_FETCH, &sl,
+					 sizeof(sl), NULL));
+	sl.flags = 0;
+	sl.status = 1;		/* positive status */
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_REPLY, &sl,
+					 sizeof(sl), NULL));
+
+	b.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_BUF_ALLOC, &b,
+					 sizeof(b), NULL));
+	b.reserved0 = 0;
+	b.bufs[15] = 3;		/* beyond count */
+	b.count = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_BUF_FREE, &b,
+					 sizeof(b), NULL));
+
+	ca.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CANCEL, &ca,
+					 sizeof(ca), NULL));
+
+	pc.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_POOL_CREATE, &pc));
+	EXPECT_EQ(EINVAL, errno);
+	pc.reserved = 0;
+	pc.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_POOL_CREATE, &pc));
+	EXPECT_EQ(EINVAL, errno);
+	pc.flags = 0;
+	pc.buf_size = 4096;
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_POOL_CREATE, &pc));
+	EXPECT_EQ(EINVAL, errno);
+	ha.handle = self->c.conn;
+	ha.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_CLOSE, &ha));
+	EXPECT_EQ(EINVAL, errno);
+	/* A larger struct with a non-zero tail. */
+	{
+		struct { struct krpc_handle_arg a; uint32_t tail[2]; } big = {
+			.a = { .size = sizeof(big), .handle = self->c.conn },
+			.tail = { 0, 1 } };
+
+		EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_CLOSE, &big));
+		EXPECT_EQ(E2BIG, errno);
+	}
+}
+
+TEST_F(abi, unknown_commands)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	int dummy = 0;
+
+	EXPECT_EQ(-ENOTTY, krpc_cmd_sync(&self->c.k,
+					 _IOWR(KRPC_IOC_MAGIC, 0x50, struct krpc_cmd_call),
+					 &cc, sizeof(cc), NULL));
+	/* The right number with the wrong size or direction. */
+	EXPECT_EQ(-ENOTTY, krpc_cmd_sync(&self->c.k,
+					 _IOWR(KRPC_IOC_MAGIC, 0x41, uint64_t),
+					 &cc, sizeof(cc), NULL));
+	EXPECT_EQ(-ENOTTY, krpc_cmd_sync(&self->c.k,
+					 _IOR(KRPC_IOC_MAGIC, 0x41, struct krpc_cmd_call),
+					 &cc, sizeof(cc), NULL));
+	EXPECT_EQ(-ENOTTY, krpc_cmd_sync(&self->c.k, 0, &cc, sizeof(cc), NULL));
+	EXPECT_EQ(-ENOTTY, krpc_cmd_sync(&self->c.k, KRPC_IOC_GET_INFO, &cc,
+					 sizeof(cc), NULL));
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, _IO(KRPC_IOC_MAGIC, 0x3f), &dummy));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+/* A ring without 128-byte SQEs (or 32-byte CQEs) is refused. */
+TEST_F(abi, small_sqe_ring)
+{
+	static const unsigned int setups[] = { 0, IORING_SETUP_SQE128,
+					       IORING_SETUP_CQE32 };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		struct io_uring_params p = { .flags = setups[i] };
+		struct io_uring ring;
+		struct io_uring_sqe *sqe;
+		struct io_uring_cqe *cqe;
+
+		ASSERT_EQ(0, io_uring_queue_init_params(8, &ring, &p));
+		sqe = io_uring_get_sqe(&ring);
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_URING_CMD;
+		sqe->fd = self->c.k.fd;
+		sqe->cmd_op = KRPC_CMD_BUF_ALLOC;
+		sqe->user_data = 9;
+		ASSERT_EQ(1, io_uring_submit(&ring));
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		EXPECT_EQ(-EOPNOTSUPP, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+		io_uring_queue_exit(&ring);
+	}
+}
+
+TEST_F(abi, bad_handles)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	struct krpc_cmd_bufs b = { .pool = self->c.conn, .count = 1 };
+	struct krpc_cmd_slot sl = { .server = self->c.pool.handle,
+				    .buf = KRPC_BUF_NONE };
+
+	cc.conn = 0;
+	EXPECT_EQ(-EBADF, call(&self->c, &cc));
+	cc.conn = 0xffffffff;
+	EXPECT_EQ(-EBADF, call(&self->c, &cc));
+	cc.conn = self->c.pool.handle;		/* a pool, not a connection */
+	EXPECT_EQ(-EBADF, call(&self->c, &cc));
+	EXPECT_EQ(-EBADF, krpc_cmd_sync(&self->c.k, KRPC_CMD_BUF_ALLOC, &b,
+					sizeof(b), NULL));
+	EXPECT_EQ(-EBADF, krpc_cmd_sync(&self->c.k, KRPC_CMD_FETCH, &sl,
+					sizeof(sl), NULL));
+	/* Closed connection. */
+	ASSERT_EQ(0, krpc_close_handle(self->c.k.fd, self->c.conn));
+	cc = good_call(&self->c, self->mine);
+	EXPECT_EQ(-EBADF, call(&self->c, &cc));
+	EXPECT_EQ(-EBADF, krpc_close_handle(self->c.k.fd, self->c.conn));
+	self->c.conn = 0;
+	/* The pool is free again and can go. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &self->mine, 1));
+}
+
+TEST_F(abi, pool_in_use_cannot_be_destroyed)
+{
+	struct krpc_handle_arg ha = { .size = sizeof(ha),
+				      .handle = self->c.pool.handle };
+
+	EXPECT_EQ(-1, ioctl(self->c.k.fd, KRPC_IOC_POOL_DESTROY, &ha));
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST_F(abi, slots)
+{
+	struct krpc k;
+	struct krpc_pool pool;
+	struct krpc_srv srv;
+	struct sockaddr_in sin;
+	uint32_t m = 9;
+	struct krpc_cmd_slot sl = { .buf = KRPC_BUF_NONE };
+	struct io_uring_cqe *cqe;
+
+	ASSERT_EQ(0, krpc_open(&k, 16, 0));
+	ASSERT_EQ(0, krpc_pool_create(k.fd, NULL, BUF_SIZE, 16, &pool));
+	sin_of(&sin, "0.0.0.0", PORT + 50);
+	ASSERT_EQ(0, krpc_listen(k.fd, &pool, (struct sockaddr *)&sin,
+				 sizeof(sin), 2, &m, 1, &srv));
+	sl.server = srv.handle;
+	sl.slot = 2;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&k, KRPC_CMD_FETCH, &sl, sizeof(sl), NULL));
+	sl.slot = 1;
+	EXPECT_EQ(-ENOENT, krpc_cmd_sync(&k, KRPC_CMD_REPLY, &sl, sizeof(sl), NULL));
+	krpc_prep_fetch(&k, io_uring_get_sqe(k.ring), srv.handle, 1, 1);
+	ASSERT_EQ(1, io_uring_submit(k.ring));
+	EXPECT_EQ(-EBUSY, krpc_cmd_sync(&k, KRPC_CMD_FETCH, &sl, sizeof(sl), NULL));
+	/* Listening twice on one port: rdma_cm's answer. */
+	{
+		struct krpc_srv srv2;
+
+		EXPECT_EQ(-EADDRNOTAVAIL, krpc_listen(k.fd, &pool,
+						   (struct sockaddr *)&sin,
+						   sizeof(sin), 2, &m, 1, &srv2));
+	}
+	/* Closing the server ends the parked FETCH with -ESHUTDOWN. */
+	ASSERT_EQ(0, krpc_srv_close(k.fd, &srv));
+	ASSERT_EQ(0, io_uring_wait_cqe(k.ring, &cqe));
+	EXPECT_EQ(1, cqe->user_data);
+	EXPECT_EQ(-ESHUTDOWN, cqe->res);
+	io_uring_cqe_seen(k.ring, cqe);
+	EXPECT_EQ(0, krpc_pool_destroy(k.fd, &pool));
+	krpc_close(&k);
+}
+
+/* Handles and mappings of one open file mean nothing in another. */
+TEST_F(abi, handle_from_another_file)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	struct krpc k2;
+	void *p;
+
+	ASSERT_EQ(0, krpc_open(&k2, 8, 0));
+	EXPECT_EQ(-EBADF, krpc_cmd_sync(&k2, KRPC_CMD_CALL, &cc, sizeof(cc), NULL));
+	{
+		uint32_t b;
+
+		EXPECT_EQ(-EBADF, krpc_buf_alloc(k2.fd, &self->c.pool, &b, 1));
+		EXPECT_EQ(-EBADF, krpc_buf_free(k2.fd, &self->c.pool,
+						&self->mine, 1));
+	}
+	p = mmap(NULL, self->c.pool.length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 k2.fd, (off_t)self->c.pool.handle << 32);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EBADF, krpc_close_handle(k2.fd, self->c.conn));
+	krpc_close(&k2);
+	/* Untouched here. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &self->mine, 1));
+}
+
+TEST_F(abi, mappings)
+{
+	off_t off = (off_t)self->c.pool.handle << 32;
+	void *p;
+
+	p = mmap(NULL, self->c.pool.length - 4096, PROT_READ, MAP_SHARED,
+		 self->c.k.fd, off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, self->c.pool.length, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 self->c.k.fd, off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, self->c.pool.length, PROT_READ | PROT_EXEC, MAP_SHARED,
+		 self->c.k.fd, off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	p = mmap(NULL, self->c.pool.length, PROT_READ, MAP_SHARED,
+		 self->c.k.fd, off + 4096);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* Request descriptors are read-only, for good. */
+	p = mmap(NULL, self->srv.srv.desc_len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, self->srv.k.fd, (off_t)self->srv.srv.handle << 32);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mprotect((void *)self->srv.srv.desc,
+			       self->srv.srv.desc_len, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	/* A second mapping of the pool sees the same bytes. */
+	p = mmap(NULL, self->c.pool.length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->c.k.fd, off);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(krpc_pool_buf(&self->c.pool, self->mine), 3, 4096);
+	EXPECT_EQ(-1, check_pattern((char *)p + (size_t)self->mine * BUF_SIZE,
+				    3, 4096));
+	munmap(p, self->c.pool.length);
+}
+
+static sigjmp_buf segv_jmp;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(segv_jmp, 1);
+}
+
+/* Another process: no mapping inherited, no handle valid, no buffer. */
+TEST_F(abi, two_processes)
+{
+	volatile char *base = self->c.pool.base;
+	int status;
+	pid_t pid;
+
+	fill(krpc_pool_buf(&self->c.pool, self->mine), 4, 64);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+		struct krpc k2;
+		uint32_t b;
+		int bad = 0;
+
+		signal(SIGSEGV, on_segv);
+		if (!sigsetjmp(segv_jmp, 1)) {
+			base[0] = 1;	/* VM_DONTCOPY: not mapped here */
+			bad |= 1;
+		}
+		if (krpc_open(&k2, 8, 0))
+			_exit(100);
+		if (krpc_cmd_sync(&k2, KRPC_CMD_CALL, &cc, sizeof(cc), NULL) != -EBADF)
+			bad |= 2;
+		if (krpc_buf_alloc(k2.fd, &self->c.pool, &b, 1) != -EBADF)
+			bad |= 4;
+		if (mmap(NULL, self->c.pool.length, PROT_READ, MAP_SHARED,
+			 k2.fd, (off_t)self->c.pool.handle << 32) != MAP_FAILED)
+			bad |= 8;
+		/* The inherited fd is the parent's context: same rules. */
+		if (krpc_buf_free(self->c.k.fd, &self->c.pool, &b, 1) != -EBUSY &&
+		    krpc_buf_free(self->c.k.fd, &self->c.pool, &b, 1) != -EINVAL)
+			bad |= 16;
+		krpc_close(&k2);
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-1, check_pattern(krpc_pool_buf(&self->c.pool, self->mine),
+				    4, 64));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace client <-> userspace server over /dev/krpc and io_uring, on
+ * rings set up in each supported way: echo of every size from 0 to the
+ * buffer size, checked byte for byte; thousands of calls in flight from
+ * one ring, each completed exactly once; kernel-enforced timeouts; CANCEL.
+ * The server runs in a thread on a /dev/krpc file and ring of its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uring_lib.h"
+#include "kselftest_harness.h"
+
+#define PORT	7101
+
+static int sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+FIXTURE(uecho) {
+	struct echo_srv srv;
+	struct echo_clnt c;
+};
+
+FIXTURE_VARIANT(uecho) {
+	unsigned int ring_flags;
+};
+
+FIXTURE_VARIANT_ADD(uecho, plain) { .ring_flags = 0 };
+FIXTURE_VARIANT_ADD(uecho, sqpoll) { .ring_flags = KRPC_RING_SQPOLL };
+FIXTURE_VARIANT_ADD(uecho, defer_taskrun) { .ring_flags = KRPC_RING_DEFER };
+
+FIXTURE_SETUP(uecho)
+{
+	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, echo_start(&self->srv, PORT, 32, 512));
+	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 256,
+				variant->ring_flags, 16));
+}
+
+FIXTURE_TEARDOWN(uecho)
+{
+	clnt_stop(&self->c);
+	EXPECT_EQ(0, echo_stop(&self->srv));
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
+
+TEST_F(uecho, all_sizes_byte_for_byte)
+{
+	static const uint32_t sizes[] = {
+		0, 1, 2, 3, 63, 64, 65, 100, 1000, 2048, 4000, 4032, 4033,
+		4095, 4096, 4097, 8191, 8192, 16384, 32768, 65000, 65535,
+		65536,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		ASSERT_EQ(0, echo_once(&self->c, i + 1, sizes[i]))
+			TH_LOG("echo of %u bytes", sizes[i]);
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(0, echo_once(&self->c, i, (i * 7919) % 65537));
+	EXPECT_EQ(0, self->srv.err);
+}
+
+TEST_F(uecho, too_big_is_einval)
+{
+	uint32_t tx;
+	struct krpc_reply r;
+
+	ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, &tx, 1));
+	EXPECT_EQ(-EINVAL, krpc_call_sync(&self->c.k, self->c.conn, M_ECHO,
+					  tx, BUF_SIZE + 1, 0, 0, &r));
+	/* The buffer is still ours: it can be freed, once. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &tx, 1));
+	EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool, &tx, 1));
+}
+
+/* Thousands of calls in flight from one ring, each completed once. */
+TEST_F(uecho, thousands_in_flight)
+{
+	enum { N = 3000, NDATA = 64 };
+	struct io_uring *ring = self->c.k.ring;
+	static unsigned char seen[N];
+	uint32_t tx[NDATA];
+	unsigned int i, done = 0, submitted = 0;
+
+	memset(seen, 0, sizeof(seen));
+	ASSERT_EQ(NDATA, krpc_buf_alloc(self->c.k.fd, &self->c.pool, tx, NDATA));
+	for (i = 0; i < NDATA; i++)
+		fill(krpc_pool_buf(&self->c.pool, tx[i]), i, 1000 + i);
+
+	while (done < N) {
+		struct io_uring_cqe *cqe;
+
+		while (submitted < N) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+			if (!sqe)
+				break;
+			if (submitted < NDATA)
+				krpc_prep_call(&self->c.k, sqe, self->c.conn,
+					       M_ECHO, tx[submitted],
+					       1000 + submitted, 2000,
+					       submitted, submitted);
+			else
+				krpc_prep_call(&self->c.k, sqe, self->c.conn,
+					       M_ECHO, KRPC_BUF_NONE, 0, 0,
+					       submitted, submitted);
+			submitted++;
+		}
+		ASSERT_LE(0, io_uring_submit_and_wait(ring, 1));
+		while (!io_uring_peek_cqe(ring, &cqe)) {
+			uint64_t ud = cqe->user_data, res2 = krpc_cqe_res2(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(ring, cqe);
+			ASSERT_GT(N, ud);
+			ASSERT_EQ(0, seen[ud]);
+			seen[ud] = 1;
+			done++;
+			if (ud < NDATA) {
+				uint32_t rb = KRPC_RES2_BUF(res2);
+
+				ASSERT_EQ(1000 + ud, res);
+				ASSERT_NE(KRPC_BUF_NONE, rb);
+				ASSERT_EQ(-1, check_pattern((char *)krpc_pool_buf(
+					&self->c.pool, rb) + KRPC_RES2_OFFSET(res2),
+					ud, 1000 + ud));
+				ASSERT_EQ(0, krpc_buf_free(self->c.k.fd,
+							   &self->c.pool, &rb, 1));
+			} else {
+				ASSERT_EQ(0, res);
+				ASSERT_EQ(KRPC_BUF_NONE, KRPC_RES2_BUF(res2));
+			}
+		}
+	}
+	/* Every request buffer came back with its completion. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, tx, NDATA));
+	EXPECT_EQ(N, self->srv.served);
+}
+
+TEST_F(uecho, timeout_is_enforced_by_the_kernel)
+{
+	struct krpc_cmd_call c = { .conn = self->c.conn, .method = M_HOLD,
+				   .buf = KRPC_BUF_NONE, .timeout_ms = 300 };
+	uint64_t res2;
+
+	EXPECT_EQ(-ETIMEDOUT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CALL, &c,
+					    sizeof(c), &res2));
+	EXPECT_EQ(KRPC_BUF_NONE, KRPC_RES2_BUF(res2));
+	/* The connection still works. */
+	EXPECT_EQ(0, echo_once(&self->c, 9, 100));
+}
+
+TEST_F(uecho, cancel)
+{
+	struct krpc_cmd_call call = { .conn = self->c.conn, .method = M_HOLD,
+				      .tag = 77, .timeout_ms = 60000 };
+	struct krpc_cmd_cancel cc = { .conn = self->c.conn, .tag = 77 };
+	struct io_uring *ring = self->c.k.ring;
+	struct io_uring_cqe *cqe;
+	uint32_t tx;
+	int i, got_call = 0, got_cancel = 0;
+
+	ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, &tx, 1));
+	call.buf = tx;
+	call.len = 5000;
+	krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CALL,
+		      &call, sizeof(call), 1);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	/* The request is held at the server: give it time to get there. */
+	usleep(200000);
+	EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool, &tx, 1));
+	krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CANCEL,
+		      &cc, sizeof(cc), 2);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+		if (cqe->user_data == 1) {
+			EXPECT_EQ(-ECANCELED, cqe->res);
+			got_call++;
+		} else {
+			EXPECT_EQ(1, cqe->res);
+			got_cancel++;
+		}
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(1, got_call);
+	EXPECT_EQ(1, got_cancel);
+	/* Cancelled calls return their buffer too. */
+	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &tx, 1));
+	EXPECT_EQ(-ENOENT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CANCEL, &cc,
+					 sizeof(cc), NULL));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * 10,000 random commands against /dev/krpc, from a process that is then
+ * killed with whatever is still in flight.  Fields are drawn from values
+ * that hit the edges (valid handles, other kinds of handles, indexes at and
+ * past the pool's end, offsets that wrap, reserved bits, flags) as well as
+ * plain random bits.  Pass: no splat (run_tests checks the kernel log),
+ * the process dies, every counter returns to zero and krpc unloads.
+ * KRPC_FUZZ_SEED replays a run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uring_lib.h"
+#include "kselftest_harness.h"
+
+#define PORT	7104
+#define NCMDS	10000
+
+static int sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+static uint32_t handles[8];
+static unsigned int nhandles;
+
+static uint32_t rnd32(void)
+{
+	return ((uint32_t)random() << 16) ^ (uint32_t)random();
+}
+
+/* An interesting 32-bit value. */
+static uint32_t pick(uint32_t count)
+{
+	switch (random() % 12) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return 0xffffffff;
+	case 3: return KRPC_BUF_NONE;
+	case 4: return count;
+	case 5: return count - 1;
+	case 6: return random() % (count ? count : 1);
+	case 7: return handles[random() % nhandles];
+	case 8: return BUF_SIZE - (random() % 64);
+	case 9: return 1U << (random() % 32);
+	case 10: return random() % 70000;
+	default: return rnd32();
+	}
+}
+
+static const uint32_t ops[] = {
+	KRPC_CMD_CONNECT, KRPC_CMD_CALL, KRPC_CMD_CANCEL, KRPC_CMD_FETCH,
+	KRPC_CMD_REPLY, KRPC_CMD_REPLY_FETCH, KRPC_CMD_BUF_ALLOC,
+	KRPC_CMD_BUF_FREE,
+};
+
+static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
+		     uint64_t ud)
+{
+	uint32_t w[20];
+	unsigned int i, op_i = random() % (sizeof(ops) / sizeof(ops[0]) + 1);
+	uint32_t op = op_i < sizeof(ops) / sizeof(ops[0]) ? ops[op_i] :
+		      (random() & 1 ? rnd32() :
+		       _IOWR(KRPC_IOC_MAGIC, random() % 256, struct krpc_cmd_call));
+
+	for (i = 0; i < 20; i++)
+		w[i] = random() % 3 ? 0 : pick(count);
+	/* Mostly well-formed: zero reserved words, sane kinds. */
+	if (random() % 4) {
+		w[0] = handles[random() % nhandles];
+		if (op == KRPC_CMD_CONNECT) {
+			struct krpc_cmd_connect *c = (void *)w;
+
+			memset(&c->reserved, 0, sizeof(c->reserved));
+			c->reserved0 = 0;
+			c->flags = random() % 8 ? 0 : 1;
+			c->connect_timeout_ms = random() % 2000;
+			c->call_timeout_ms = random() % 2000;
+			c->addr.family = random() % 8 ? AF_INET : pick(count);
+			c->addr.port = htons(random() % 2 ? PORT : random());
+			inet_pton(AF_INET, TEST_ADDR, c->addr.addr);
+			if (random() % 8 == 0)
+				c->addr.addr[random() % 16] ^= 1;
+		} else if (op == KRPC_CMD_CALL) {
+			struct krpc_cmd_call *c = (void *)w;
+
+			c->method = random() % 2 ? M_ECHO : pick(count);
+			c->timeout_ms = random() % 2 ? 100 + random() % 500 :
+				pick(count);
+			memset(&c->reserved, 0, sizeof(c->reserved));
+			if (random() % 3)
+				c->flags &= KRPC_CALL_F_ALL;
+		} else if (op == KRPC_CMD_BUF_FREE || op == KRPC_CMD_BUF_ALLOC) {
+			w[1] = random() % 17;
+			w[2] = w[3] = 0;
+		}
+	}
+	krpc_prep_cmd(k, sqe, op, w, sizeof(w), ud);
+}
+
+static void fuzz_ioctl(struct krpc *k, uint32_t count)
+{
+	union {
+		struct krpc_buf_arg b;
+		struct krpc_handle_arg h;
+		struct krpc_pool_create pc;
+		uint32_t w[32];
+	} u;
+	uint32_t bufs[16];
+	static const unsigned long reqs[] = {
+		KRPC_IOC_BUF_ALLOC, KRPC_IOC_BUF_FREE, KRPC_IOC_CLOSE,
+		KRPC_IOC_POOL_DESTROY, KRPC_IOC_POOL_CREATE, KRPC_IOC_GET_INFO,
+	};
+	unsigned int i;
+
+	memset(&u, 0, sizeof(u));
+	for (i = 0; i < 16; i++)
+		bufs[i] = pick(count);
+	for (i = 0; i < 32; i++)
+		u.w[i] = random() % 4 ? 0 : pick(count);
+	u.w[0] = random() % 4 ? 24 : pick(count);
+	u.w[1] = handles[random() % nhandles];
+	if (random() % 2) {
+		u.b.count = random() % 17;
+		u.b.bufs = (uintptr_t)bufs;
+	}
+	ioctl(k->fd, reqs[random() % 6], &u);
+}
+
+TEST(fuzz_10000_commands)
+{
+	unsigned int seed = getenv("KRPC_FUZZ_SEED") ?
+		strtoul(getenv("KRPC_FUZZ_SEED"), NULL, 0) : (unsigned int)time(NULL);
+	int ready[2], status;
+	char b;
+	pid_t pid;
+
+	/* Random pool sizes must not exhaust the guest: 64 MiB per user. */
+	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\" upool_max_mb=64"));
+	TH_LOG("seed %u", seed);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct echo_srv e;
+		struct echo_clnt c;
+		struct krpc other;
+		unsigned int sent = 0, done = 0;
+		uint32_t m = M_ECHO;
+		struct krpc_srv s2;
+		struct sockaddr_in sin;
+
+		srandom(seed);
+		if (echo_start(&e, PORT, 8, 256))
+			_exit(1);
+		if (clnt_start(&c, TEST_ADDR, PORT, 96, 0, 8))
+			_exit(2);
+		if (krpc_open(&other, 8, 0))
+			_exit(3);
+		/* A server of the fuzzing file itself, for FETCH / REPLY. */
+		sin_of(&sin, "0.0.0.0", PORT + 1);
+		if (krpc_listen(c.k.fd, &c.pool, (struct sockaddr *)&sin,
+				sizeof(sin), 4, &m, 1, &s2))
+			_exit(4);
+		handles[nhandles++] = c.conn;
+		handles[nhandles++] = c.pool.handle;
+		handles[nhandles++] = s2.handle;
+		handles[nhandles++] = e.srv.handle;	/* another file's */
+		handles[nhandles++] = e.pool.handle;	/* another file's */
+		handles[nhandles++] = 0;
+		handles[nhandles++] = 1000;
+		handles[nhandles++] = 0xffffff;
+
+		while (sent < NCMDS) {
+			struct io_uring_cqe *cqe;
+			struct __kernel_timespec ts = { .tv_nsec = 1000000 };
+			unsigned int n = 0;
+
+			while (n < 32 && sent < NCMDS) {
+				struct io_uring_sqe *sqe = io_uring_get_sqe(c.k.ring);
+
+				if (!sqe)
+					break;
+				fuzz_one(&c.k, sqe, c.pool.count, sent);
+				sent++;
+				n++;
+				if (random() % 16 == 0)
+					fuzz_ioctl(random() % 2 ? &c.k : &other,
+						   c.pool.count);
+			}
+			io_uring_submit(c.k.ring);
+			while (!io_uring_wait_cqe_timeout(c.k.ring, &cqe, &ts)) {
+				uint32_t rb = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
+
+				/* Handles the fuzzer made become targets too. */
+				if (cqe->res > 0 && nhandles < 8)
+					handles[nhandles++] = cqe->res;
+				if (rb != KRPC_BUF_NONE && random() % 2)
+					krpc_buf_free(c.k.fd, &c.pool, &rb, 1);
+				io_uring_cqe_seen(c.k.ring, cqe);
+				done++;
+			}
+		}
+		fprintf(stderr, "fuzz: %u commands, %u completions\n", sent, done);
+		if (write(ready[1], &done, 1) != 1)
+			_exit(5);
+		pause();
+		_exit(6);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &b, 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 10000));
+	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 10000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 10000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
+
+TEST_HARNESS_MAIN

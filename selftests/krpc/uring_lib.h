@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the uring_* selftests and uring_peer: an echo server
+ * running on a ring of its own (in a thread or a process), payload
+ * patterns, debugfs counters.
+ *
+ * Echo server methods:
+ *   M_ECHO (1)	reply with the request buffer itself (zero copy)
+ *   M_HOLD (2)	keep the request, never answer (until the server closes)
+ */
+#ifndef URING_LIB_H
+#define URING_LIB_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
+#include <liburing.h>
+
+#include "libkrpc.h"
+
+#define M_ECHO		1
+#define M_HOLD		2
+#define TEST_ADDR	"192.0.2.1"
+#define BUF_SIZE	65536U
+
+static inline uint8_t pattern(uint32_t seed, uint32_t i)
+{
+	return (uint8_t)((seed * 2654435761u + i * 40503u) >> 13);
+}
+
+static inline void fill(void *p, uint32_t seed, uint32_t len)
+{
+	uint8_t *b = p;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = pattern(seed, i);
+}
+
+/* Index of the first wrong byte, or -1. */
+static inline long check_pattern(const void *p, uint32_t seed, uint32_t len)
+{
+	const uint8_t *b = p;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != pattern(seed, i))
+			return i;
+	return -1;
+}
+
+static inline void sin_of(struct sockaddr_in *sin, const char *addr,
+			  uint16_t port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	inet_pton(AF_INET, addr, &sin->sin_addr);
+}
+
+/* debugfs counter, or -1. */
+static inline long long krpc_counter(const char *name)
+{
+	char line[128], key[64];
+	long long v, found = -1;
+	FILE *f = fopen("/sys/kernel/debug/krpc/stats", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", key, &v) == 2 && !strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Wait up to @ms for a counter to reach @want (the last reference of a
+ * ring, and so of its registered /dev/krpc file, goes away in a kernel
+ * worker after io_uring_queue_exit()).  Return the last value read.
+ */
+static inline long long krpc_counter_wait(const char *name, long long want,
+					  unsigned int ms)
+{
+	long long v;
+
+	for (;;) {
+		v = krpc_counter(name);
+		if (v == want || !ms)
+			return v;
+		usleep(10000);
+		ms = ms > 10 ? ms - 10 : 0;
+	}
+}
+
+struct echo_srv {
+	struct krpc k;
+	struct krpc_pool pool;
+	struct krpc_srv srv;
+	uint32_t nr_slots;
+	pthread_t thread;
+	int err;		/* first unexpected result */
+	unsigned long served;
+	unsigned long held;
+	uint32_t *last;		/* per slot: buffer of the last reply */
+};
+
+/* Serve until every slot reports -ESHUTDOWN (krpc_srv_close()). */
+static inline int echo_serve(struct echo_srv *e)
+{
+	struct io_uring *ring = e->k.ring;
+	struct io_uring_cqe *cqe;
+	uint32_t live = e->nr_slots, s;
+
+	for (s = 0; s < e->nr_slots; s++) {
+		e->last[s] = KRPC_BUF_NONE;
+		krpc_prep_fetch(&e->k, io_uring_get_sqe(ring), e->srv.handle,
+				s, s);
+	}
+	io_uring_submit(ring);
+	while (live) {
+		uint64_t res2;
+		uint32_t buf, off, slot;
+		int res, ret;
+
+		ret = io_uring_wait_cqe(ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret)
+			return ret;
+		res = cqe->res;
+		res2 = krpc_cqe_res2(cqe);
+		slot = (uint32_t)cqe->user_data;
+		io_uring_cqe_seen(ring, cqe);
+		/* The previous reply of this slot is back: free it. */
+		if (e->last[slot] != KRPC_BUF_NONE) {
+			krpc_buf_free(e->k.fd, &e->pool, &e->last[slot], 1);
+			e->last[slot] = KRPC_BUF_NONE;
+		}
+		if (res < 0) {
+			if (res != -ESHUTDOWN && !e->err)
+				e->err = res;
+			live--;
+			continue;
+		}
+		buf = KRPC_RES2_BUF(res2);
+		off = KRPC_RES2_OFFSET(res2);
+		if (e->srv.desc[slot].method == M_HOLD) {
+			e->held++;
+			if (buf != KRPC_BUF_NONE)
+				krpc_buf_free(e->k.fd, &e->pool, &buf, 1);
+			live--;		/* this slot stays busy */
+			continue;
+		}
+		e->served++;
+		e->last[slot] = buf;
+		krpc_prep_reply(&e->k, io_uring_get_sqe(ring), e->srv.handle,
+				slot, buf, buf == KRPC_BUF_NONE ? 0 : off,
+				buf == KRPC_BUF_NONE ? 0 : (uint32_t)res, 0, 1,
+				slot);
+		io_uring_submit(ring);
+	}
+	return 0;
+}
+
+static inline void *echo_thread(void *arg)
+{
+	struct echo_srv *e = arg;
+	int ret = echo_serve(e);
+
+	if (ret && !e->err)
+		e->err = ret;
+	return NULL;
+}
+
+/* Open, pool, listen.  Return 0 or -errno. */
+static inline int echo_srv_setup(struct echo_srv *e, uint16_t port,
+			     uint32_t nr_slots, uint32_t nr_bufs,
+			     unsigned int ring_flags)
+{
+	static const uint32_t methods[] = { M_ECHO, M_HOLD };
+	struct sockaddr_in sin;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->nr_slots = nr_slots;
+	e->last = calloc(nr_slots, sizeof(*e->last));
+	if (!e->last)
+		return -ENOMEM;
+	ret = krpc_open(&e->k, 2 * nr_slots + 8, ring_flags);
+	if (ret)
+		return ret;
+	ret = krpc_pool_create(e->k.fd, NULL, BUF_SIZE, nr_bufs, &e->pool);
+	if (ret)
+		return ret;
+	sin_of(&sin, "0.0.0.0", port);
+	return krpc_listen(e->k.fd, &e->pool, (struct sockaddr *)&sin,
+			   sizeof(sin), nr_slots, methods, 2, &e->srv);
+}
+
+static inline int echo_start(struct echo_srv *e, uint16_t port,
+			     uint32_t nr_slots, uint32_t nr_bufs)
+{
+	int ret = echo_srv_setup(e, port, nr_slots, nr_bufs, 0);
+
+	if (ret)
+		return ret;
+	return -pthread_create(&e->thread, NULL, echo_thread, e);
+}
+
+/* Close the server (held requests get -ESHUTDOWN), join, tear down. */
+static inline int echo_stop(struct echo_srv *e)
+{
+	int ret = krpc_srv_close(e->k.fd, &e->srv);
+
+	pthread_join(e->thread, NULL);
+	krpc_pool_destroy(e->k.fd, &e->pool);
+	krpc_close(&e->k);
+	free(e->last);
+	return ret ? ret : e->err;
+}
+
+/* A client: device, ring, pool, connection. */
+struct echo_clnt {
+	struct krpc k;
+	struct krpc_pool pool;
+	int conn;
+};
+
+static inline int clnt_start(struct echo_clnt *c, const char *addr,
+			     uint16_t port, uint32_t nr_bufs,
+			     unsigned int ring_flags, uint32_t depth)
+{
+	struct sockaddr_in sin;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = krpc_open(&c->k, 4096, ring_flags);
+	if (ret)
+		return ret;
+	ret = krpc_pool_create(c->k.fd, NULL, BUF_SIZE, nr_bufs, &c->pool);
+	if (ret)
+		return ret;
+	sin_of(&sin, addr, port);
+	c->conn = krpc_connect(&c->k, &c->pool, (struct sockaddr *)&sin,
+			       sizeof(sin), depth);
+	return c->conn < 0 ? c->conn : 0;
+}
+
+static inline void clnt_stop(struct echo_clnt *c)
+{
+	if (c->conn > 0)
+		krpc_close_handle(c->k.fd, c->conn);
+	if (c->pool.base)
+		krpc_pool_destroy(c->k.fd, &c->pool);
+	if (c->k.ring)
+		krpc_close(&c->k);
+}
+
+/*
+ * One echo of @len bytes through @c, checked byte for byte.  Return 0,
+ * -errno of the call, or -EBADMSG for a wrong reply.
+ */
+static inline int echo_once(struct echo_clnt *c, uint32_t seed, uint32_t len)
+{
+	struct krpc_reply r;
+	uint32_t tx = KRPC_BUF_NONE;
+	int ret;
+
+	if (len) {
+		ret = krpc_buf_alloc(c->k.fd, &c->pool, &tx, 1);
+		if (ret != 1)
+			return ret < 0 ? ret : -ENOBUFS;
+		fill(krpc_pool_buf(&c->pool, tx), seed, len);
+	}
+	ret = krpc_call_sync(&c->k, c->conn, M_ECHO, tx, len, len, 0, &r);
+	if (tx != KRPC_BUF_NONE)
+		krpc_buf_free(c->k.fd, &c->pool, &tx, 1);
+	if (ret < 0)
+		goto out;
+	if ((uint32_t)ret != len)
+		ret = -EBADMSG;
+	else if (len && (r.buf == KRPC_BUF_NONE ||
+			 check_pattern((char *)krpc_pool_buf(&c->pool, r.buf) +
+				       r.offset, seed, len) >= 0))
+		ret = -EBADMSG;
+	else
+		ret = 0;
+out:
+	if (r.buf != KRPC_BUF_NONE)
+		krpc_buf_free(c->k.fd, &c->pool, &r.buf, 1);
+	return ret;
+}
+
+#endif /* URING_LIB_H */
