@@ -84,17 +84,38 @@ static int krpc_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/**
+ * krpc_ioc_copy_in() - read a size-extensible ioctl argument
+ * @dst:	kernel copy, @ksize bytes
+ * @ksize:	size of the structure this module knows
+ * @arg:	user pointer; its first __u32 is the size the caller knows
+ * @min:	the first published size of the structure
+ * @usize:	out: the caller's size, for writing back at most that much
+ *
+ * The size is read once; copy_struct_from_user() zero-fills a shorter
+ * structure and rejects a longer one whose unknown tail is not zero.
+ *
+ * Context: process context (ioctl).
+ * Return: 0, -EFAULT, -EINVAL (smaller than @min) or -E2BIG.
+ */
+int krpc_ioc_copy_in(void *dst, size_t ksize, const void __user *arg, u32 min,
+		     u32 *usize)
+{
+	if (get_user(*usize, (const u32 __user *)arg))
+		return -EFAULT;
+	if (*usize < min)
+		return -EINVAL;
+	return copy_struct_from_user(dst, ksize, arg, *usize);
+}
+
 static long ioc_get_info(struct krpc_info __user *uinfo)
 {
 	struct krpc_info info;
 	u32 usize;
 	int ret;
 
-	if (get_user(usize, &uinfo->size))
-		return -EFAULT;
-	if (usize < KRPC_INFO_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&info, sizeof(info), uinfo, usize);
+	ret = krpc_ioc_copy_in(&info, sizeof(info), uinfo, KRPC_INFO_SIZE_VER0,
+			       &usize);
 	if (ret)
 		return ret;
 	if (info.reserved || info.abi_version || info.features ||

@@ -453,6 +453,8 @@ extern struct workqueue_struct *krpc_wq;	 /* teardown, pool release */
 extern struct workqueue_struct *krpc_handler_wq; /* request handlers */
 
 int krpc_chardev_init(void);
+int krpc_ioc_copy_in(void *dst, size_t ksize, const void __user *arg, u32 min,
+		     u32 *usize);
 void krpc_chardev_exit(void);
 
 int krpc_debugfs_init(void);

@@ -476,11 +476,8 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 	u32 usize;
 	int ret;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRPC_POOL_CREATE_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&pc, sizeof(pc), arg, usize);
+	ret = krpc_ioc_copy_in(&pc, sizeof(pc), arg, KRPC_POOL_CREATE_SIZE_VER0,
+			       &usize);
 	if (ret)
 		return ret;
 	if (pc.flags || pc.reserved || pc.handle || pc.mmap_offset ||
@@ -525,11 +522,8 @@ long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg)
 	u32 usize;
 	int ret;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRPC_HANDLE_ARG_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&ha, sizeof(ha), arg, usize);
+	ret = krpc_ioc_copy_in(&ha, sizeof(ha), arg, KRPC_HANDLE_ARG_SIZE_VER0,
+			       &usize);
 	if (ret)
 		return ret;
 	if (ha.flags || ha.reserved)
@@ -557,11 +551,8 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
 	u32 *idx;
 	int ret;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRPC_BUF_ARG_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&ba, sizeof(ba), arg, usize);
+	ret = krpc_ioc_copy_in(&ba, sizeof(ba), arg, KRPC_BUF_ARG_SIZE_VER0,
+			       &usize);
 	if (ret)
 		return ret;
 	if (ba.flags || !ba.count || ba.count > KRPC_BUF_IOC_MAX)

@@ -190,11 +190,8 @@ static long ioc_close(struct krpc_file *kf, void __user *arg)
 	u32 usize;
 	int ret;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRPC_HANDLE_ARG_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&ha, sizeof(ha), arg, usize);
+	ret = krpc_ioc_copy_in(&ha, sizeof(ha), arg, KRPC_HANDLE_ARG_SIZE_VER0,
+			       &usize);
 	if (ret)
 		return ret;
 	if (ha.flags || ha.reserved)

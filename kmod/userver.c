@@ -445,11 +445,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 	u32 usize, i;
 	int ret;
 
-	if (get_user(usize, (u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRPC_LISTEN_SIZE_VER0)
-		return -EINVAL;
-	ret = copy_struct_from_user(&l, sizeof(l), arg, usize);
+	ret = krpc_ioc_copy_in(&l, sizeof(l), arg, KRPC_LISTEN_SIZE_VER0, &usize);
 	if (ret)
 		return ret;
 	ret = listen_check(kf, &l, &opts.addr);
