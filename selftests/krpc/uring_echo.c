@@ -55,7 +55,7 @@ FIXTURE_TEARDOWN(uecho)
 	EXPECT_EQ(0, sh("rmmod krpc"));
 }
 
-TEST_F(uecho, all_sizes_byte_for_byte)
+TEST_F_TIMEOUT(uecho, all_sizes_byte_for_byte, 600)
 {
 	static const uint32_t sizes[] = {
 		0, 1, 2, 3, 63, 64, 65, 100, 1000, 2048, 4000, 4032, 4033,
@@ -86,7 +86,7 @@ TEST_F(uecho, too_big_is_einval)
 }
 
 /* Thousands of calls in flight from one ring, each completed once. */
-TEST_F(uecho, thousands_in_flight)
+TEST_F_TIMEOUT(uecho, thousands_in_flight, 600)
 {
 	enum { N = 3000, NDATA = 64 };
 	struct io_uring *ring = self->c.k.ring;
