@@ -541,7 +541,14 @@ void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_err("conn %u: send completion: %s (vendor %#x)\n",
 			       conn->id, ib_wc_status_msg(wc->status),
 			       wc->vendor_err);
-		krpc_rdma_fail_locked(rc, -ECONNRESET);
+		/*
+		 * Before the connection is up, a flush comes from rdma_cm
+		 * moving the QP to error ahead of the event that says why
+		 * (REJECTED, CONNECT_ERROR, ...): let that event decide
+		 * the connect error, not this completion.
+		 */
+		if (rc->live || conn->state != KRPC_CONN_CONNECTING)
+			krpc_rdma_fail_locked(rc, -ECONNRESET);
 		goto out;
 	}
 	if (!rc->live)
