@@ -85,6 +85,25 @@ void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason)
 	}
 }
 
+/*
+ * A work request completed in error.  Before the connection is up, a
+ * flush comes from rdma_cm moving the QP to error ahead of the event that
+ * says why (REJECTED, CONNECT_ERROR, ...): that event decides the connect
+ * error, not this completion.
+ */
+void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
+				const char *what)
+{
+	struct krpc_conn *conn = rc->conn;
+
+	lockdep_assert_held(&conn->lock);
+	if (rc->live)
+		pr_err("conn %u: %s completion: %s (vendor %#x)\n", conn->id,
+		       what, ib_wc_status_msg(wc->status), wc->vendor_err);
+	if (rc->live || conn->state != KRPC_CONN_CONNECTING)
+		krpc_rdma_fail_locked(rc, -ECONNRESET);
+}
+
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason)
 {
 	krpc_conn_lock(rc->conn);
@@ -537,18 +556,7 @@ void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 			krpc_conn_stat_inc(conn, KRPC_STAT_RNR_NAKS);
-		if (rc->live)
-			pr_err("conn %u: send completion: %s (vendor %#x)\n",
-			       conn->id, ib_wc_status_msg(wc->status),
-			       wc->vendor_err);
-		/*
-		 * Before the connection is up, a flush comes from rdma_cm
-		 * moving the QP to error ahead of the event that says why
-		 * (REJECTED, CONNECT_ERROR, ...): let that event decide
-		 * the connect error, not this completion.
-		 */
-		if (rc->live || conn->state != KRPC_CONN_CONNECTING)
-			krpc_rdma_fail_locked(rc, -ECONNRESET);
+		krpc_rdma_wc_failed_locked(rc, wc, "send");
 		goto out;
 	}
 	if (!rc->live)

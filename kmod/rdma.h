@@ -234,6 +234,8 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
 void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
+void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
+				const char *what);
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);

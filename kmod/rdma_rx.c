@@ -324,18 +324,7 @@ void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	krpc_conn_lock(conn);
 	rc->recv_posted--;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (rc->live)
-			pr_err("conn %u: receive completion: %s (vendor %#x)\n",
-			       conn->id, ib_wc_status_msg(wc->status),
-			       wc->vendor_err);
-		/*
-		 * Before the connection is up, a flush comes from rdma_cm
-		 * moving the QP to error ahead of the event that says why
-		 * (REJECTED, CONNECT_ERROR, ...): let that event decide
-		 * the connect error, not this completion.
-		 */
-		if (rc->live || conn->state != KRPC_CONN_CONNECTING)
-			krpc_rdma_fail_locked(rc, -ECONNRESET);
+		krpc_rdma_wc_failed_locked(rc, wc, "receive");
 		goto out;
 	}
 	if (!rc->live)
