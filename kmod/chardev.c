@@ -196,17 +196,12 @@ int krpc_chardev_init(void)
 	ret = krpc_ucmd_init_cache();
 	if (ret)
 		return ret;
-	ret = krpc_ubuf_init();
-	if (ret)
-		goto out_cache;
 	krpc_misc.mode = dev_mode;
 	ret = misc_register(&krpc_misc);
 	if (ret)
-		goto out_ubuf;
+		goto out_cache;
 	return 0;
 
-out_ubuf:
-	krpc_ubuf_exit();
 out_cache:
 	krpc_ucmd_exit_cache();
 	return ret;
@@ -215,6 +210,5 @@ out_cache:
 void krpc_chardev_exit(void)
 {
 	misc_deregister(&krpc_misc);
-	krpc_ubuf_exit();
 	krpc_ucmd_exit_cache();
 }

@@ -42,6 +42,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(protocol_errors);
 	STAT(pools);
 	STAT(pool_empty);
+	STAT(dma_mapped);
 	STAT(calls_live);
 	STAT(reqs_live);
 #undef STAT

@@ -14,6 +14,7 @@
 
 #include "krpc_priv.h"
 #include "pool.h"
+#include "ufile.h"
 
 static LIST_HEAD(krpc_devices);
 static DEFINE_MUTEX(krpc_devices_lock);
@@ -41,6 +42,10 @@ static int client_add(struct ib_device *ibdev)
 	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
 	if (!kdev)
 		return -ENOMEM;
+	if (krpc_ubuf_device_add(ibdev)) {
+		kfree(kdev);
+		return -ENOMEM;
+	}
 	kdev->ibdev = ibdev;
 	kref_init(&kdev->ref);
 	mutex_init(&kdev->lock);
@@ -62,8 +67,9 @@ static int client_add(struct ib_device *ibdev)
  * The device is going ("rdma link del", driver unload, module exit).
  * Tear down every connection on it, with calls in flight, and wait: when
  * this returns no QP, CQ, MR or cm_id of krpc refers to the device, and the
- * pool's DMA mappings are gone.  Kernel clients may still hold pool
- * buffers; they remain valid memory until put.
+ * DMA mappings of its pools (the kernel clients' default pool and the
+ * processes' pools) are gone.  Kernel clients and processes may still hold
+ * pool buffers; they remain valid memory until put or unmapped.
  */
 static void client_remove(struct ib_device *ibdev, void *client_data)
 {
@@ -86,6 +92,8 @@ static void client_remove(struct ib_device *ibdev, void *client_data)
 	 */
 	wait_event(kdev->wq, list_empty_careful(&kdev->conns));
 
+	/* No QP is left to touch them: unmap the processes' pools. */
+	krpc_ubuf_device_remove(ibdev);
 	if (kdev->pool) {
 		krpc_pool_kill(kdev->pool);
 		krpc_pool_put(kdev->pool);
@@ -131,8 +139,10 @@ struct krpc_device *krpc_device_lookup(struct ib_device *ibdev)
 
 /*
  * Put a connection on the device's list (so that removal finds it) and
- * hand out the device's PD and default pool, creating them on first use.
- * On success *pool carries a reference for the caller.
+ * make sure the device has its PD.  With @pool, also hand out the
+ * device's default pool, created on first use; on success *pool carries
+ * a reference for the caller.  Connections that bring their own pool pass
+ * NULL: a device used only by processes never allocates the default pool.
  *
  * Context: process context (rdma_cm callback); may sleep long the first
  * time (the pool is allocated and mapped).
@@ -157,7 +167,7 @@ int krpc_device_attach(struct krpc_device *kdev, struct list_head *node,
 			goto out_unlock;
 		}
 	}
-	if (!kdev->pool) {
+	if (pool && !kdev->pool) {
 		struct krpc_pool *p;
 
 		krpc_params_pool_cfg(&cfg);
@@ -168,8 +178,10 @@ int krpc_device_attach(struct krpc_device *kdev, struct list_head *node,
 		}
 		kdev->pool = p;
 	}
-	krpc_pool_get(kdev->pool);
-	*pool = kdev->pool;
+	if (pool) {
+		krpc_pool_get(kdev->pool);
+		*pool = kdev->pool;
+	}
 	list_add_tail(node, &kdev->conns);
 out_unlock:
 	mutex_unlock(&kdev->lock);

@@ -92,6 +92,7 @@ struct krpc_global_stats {
 	atomic64_t protocol_errors;
 	atomic64_t pools;
 	atomic64_t pool_empty;
+	atomic64_t dma_mapped;		/* pool segments mapped for DMA */
 	atomic64_t calls_live;
 	atomic64_t reqs_live;
 	atomic64_t conn[KRPC_STAT_NR];	/* sums over all connections */

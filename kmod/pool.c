@@ -43,6 +43,7 @@ static void buf_unmap(struct krpc_pool *pool, struct krpc_buf *buf)
 		ib_dma_unmap_page(pool->ibdev, buf->segs[i].dma,
 				  1UL << buf->seg_shift, DMA_BIDIRECTIONAL);
 		buf->segs[i].dma = 0;
+		atomic64_dec(&krpc_stats.dma_mapped);
 	}
 }
 
@@ -97,6 +98,7 @@ static struct krpc_buf *buf_alloc(struct krpc_pool *pool, unsigned int cls)
 		if (ib_dma_mapping_error(pool->ibdev, dma))
 			goto out_free;
 		buf->segs[i].dma = dma;
+		atomic64_inc(&krpc_stats.dma_mapped);
 		sg_set_page(&buf->sgl[i], page, 1U << c->seg_shift, 0);
 		sg_dma_address(&buf->sgl[i]) = dma;
 		sg_dma_len(&buf->sgl[i]) = 1U << c->seg_shift;
@@ -131,8 +133,8 @@ static void pool_free_work(struct work_struct *work)
 	unsigned int i;
 
 	for (i = 0; i < pool->nr_bufs; i++) {
-		if (!pool->dead)
-			buf_unmap(pool, pool->all_bufs[i]);
+		/* A no-op for a killed pool: it is unmapped already. */
+		buf_unmap(pool, pool->all_bufs[i]);
 		buf_free(pool, pool->all_bufs[i]);
 	}
 	kvfree(pool->all_bufs);
@@ -154,6 +156,12 @@ static void pool_release(struct kref *ref)
 void krpc_pool_get(struct krpc_pool *pool)
 {
 	kref_get(&pool->ref);
+}
+
+/* A reference, unless the last one is gone already (release queued). */
+bool krpc_pool_tryget(struct krpc_pool *pool)
+{
+	return kref_get_unless_zero(&pool->ref);
 }
 
 void krpc_pool_put(struct krpc_pool *pool)
@@ -477,7 +485,10 @@ void krpc_buf_sync(struct krpc_buf *buf, u32 off, u32 len, bool for_device)
 
 		if (WARN_ON_ONCE(i >= buf->nsegs))
 			return;
-		if (for_device)
+		/* Unmapped (device removed): no device will touch it. */
+		if (!buf->segs[i].dma)
+			;
+		else if (for_device)
 			ib_dma_sync_single_for_device(ibdev, buf->segs[i].dma + in,
 						      n, DMA_BIDIRECTIONAL);
 		else

@@ -155,6 +155,7 @@ struct krpc_pool *krpc_pool_create(struct ib_device *ibdev,
 				   const struct krpc_pool_cfg *cfg);
 void krpc_pool_kill(struct krpc_pool *pool);
 void krpc_pool_get(struct krpc_pool *pool);
+bool krpc_pool_tryget(struct krpc_pool *pool);
 void krpc_pool_put(struct krpc_pool *pool);
 u32 krpc_pool_small_size(const struct krpc_pool *pool);
 u32 krpc_pool_max_size(const struct krpc_pool *pool);

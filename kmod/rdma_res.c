@@ -169,13 +169,16 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	u32 i, max_segs, hdrs_size;
 	int ret;
 
-	ret = krpc_device_attach(rc->kdev, &rc->kdev_node, &pool);
+	/* The owner may have chosen the pool (krpc_client_opts.pool). */
+	ret = krpc_device_attach(rc->kdev, &rc->kdev_node,
+				 conn->pool ? NULL : &pool);
 	if (ret)
 		return ret;
 	if (conn->pool) {
-		/* The owner chose the pool (krpc_client_opts.pool). */
-		krpc_pool_put(pool);
 		pool = conn->pool;
+		/* Its device went away (krpc_ubuf_device_remove()). */
+		if (READ_ONCE(pool->dead))
+			return -ENODEV;
 		if (pool->ibdev != rc->ibdev)
 			return -EXDEV;
 	}

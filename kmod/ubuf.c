@@ -36,8 +36,10 @@
 
 /*
  * RDMA devices as the userspace path sees them, for choosing a pool's
- * device by name.  A second ib_client of the module: device.c's is the
- * transport's.
+ * device by name and for finding a device's user pools when it goes.
+ * Kept by device.c's ib_client through the two hooks below, so that the
+ * order is explicit: a device's user pools are unmapped only after the
+ * transport has torn down every connection on the device.
  */
 struct udev {
 	struct list_head node;
@@ -47,9 +49,9 @@ struct udev {
 
 static LIST_HEAD(udevs);
 static DEFINE_MUTEX(udevs_lock);	/* udevs, udev.pools */
-static struct ib_client udev_client;
 
-static int udev_add(struct ib_device *ibdev)
+/* Context: process context (the ib_client's add callback). */
+int krpc_ubuf_device_add(struct ib_device *ibdev)
 {
 	struct udev *d = kzalloc(sizeof(*d), GFP_KERNEL);
 
@@ -64,46 +66,63 @@ static int udev_add(struct ib_device *ibdev)
 }
 
 /*
- * The device goes.  Pools on it take no new buffers from now on, so new
- * connections on them fail; the transport's own remove callback then tears
- * down every connection on the device.
+ * The next user pool still on @d, with a reference, taken off the device's
+ * list; NULL when none is left.  A pool whose last reference is already
+ * gone is taken off too: its release is queued on krpc_wq (*@dying).
  */
-static void udev_remove(struct ib_device *ibdev, void *unused)
+static struct krpc_pool *udev_next_pool(struct udev *d, bool *dying)
 {
-	struct krpc_upool *up, *tmp;
-	struct udev *d;
+	struct krpc_upool *up;
+
+	lockdep_assert_held(&udevs_lock);
+	while (!list_empty(&d->pools)) {
+		up = list_first_entry(&d->pools, struct krpc_upool, kdev_node);
+		list_del_init(&up->kdev_node);
+		if (krpc_pool_tryget(up->pool))
+			return up->pool;
+		*dying = true;
+	}
+	return NULL;
+}
+
+/**
+ * krpc_ubuf_device_remove() - unmap the user pools of a device that goes
+ * @ibdev:	the device, still registered
+ *
+ * Called by the transport's remove callback once no connection uses the
+ * device any more, so the hardware no longer touches any pool buffer.
+ * Every user pool on the device is killed: its DMA mappings are torn down
+ * now, while the device exists, and it hands out no buffer from now on
+ * (new connections and calls on it fail).  The processes keep their
+ * mappings of the pages, which stay valid memory until the pool is freed.
+ *
+ * Context: process context; sleeps.
+ */
+void krpc_ubuf_device_remove(struct ib_device *ibdev)
+{
+	struct krpc_pool *pool;
+	struct udev *d, *found = NULL;
+	bool dying = false;
 
 	mutex_lock(&udevs_lock);
 	list_for_each_entry(d, &udevs, node) {
-		if (d->ibdev != ibdev)
-			continue;
-		list_for_each_entry_safe(up, tmp, &d->pools, kdev_node) {
-			spin_lock_bh(&up->pool->lock);
-			up->pool->dead = true;
-			spin_unlock_bh(&up->pool->lock);
-			list_del_init(&up->kdev_node);
+		if (d->ibdev == ibdev) {
+			found = d;
+			list_del(&d->node);
+			break;
 		}
-		list_del(&d->node);
-		kfree(d);
-		break;
+	}
+	while (found && (pool = udev_next_pool(found, &dying))) {
+		mutex_unlock(&udevs_lock);
+		krpc_pool_kill(pool);
+		krpc_pool_put(pool);
+		mutex_lock(&udevs_lock);
 	}
 	mutex_unlock(&udevs_lock);
-}
-
-static struct ib_client udev_client = {
-	.name	= "krpc_user",
-	.add	= udev_add,
-	.remove	= udev_remove,
-};
-
-int krpc_ubuf_init(void)
-{
-	return ib_register_client(&udev_client);
-}
-
-void krpc_ubuf_exit(void)
-{
-	ib_unregister_client(&udev_client);
+	kfree(found);
+	/* Releases that lost the race above unmap before the device goes. */
+	if (dying)
+		flush_workqueue(krpc_wq);
 }
 
 /* ---------------------------------------------------------------------- */

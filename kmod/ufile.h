@@ -171,8 +171,9 @@ struct krpc_upool {
 	struct list_head kdev_node;
 };
 
-int krpc_ubuf_init(void);
-void krpc_ubuf_exit(void);
+struct ib_device;
+int krpc_ubuf_device_add(struct ib_device *ibdev);
+void krpc_ubuf_device_remove(struct ib_device *ibdev);
 long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg);
 long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg);
 long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg,

@@ -14,15 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "libkrpc.h"
+#include "uring_lib.h"
 #include "kselftest_harness.h"
-
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
 
 FIXTURE(dev) {
 	int fd;

@@ -19,13 +19,6 @@
 
 #define PORT	7102
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
 FIXTURE(abi) {
 	struct echo_srv srv;
 	struct echo_clnt c;

@@ -17,13 +17,6 @@
 
 #define PORT	7101
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
 FIXTURE(uecho) {
 	struct echo_srv srv;
 	struct echo_clnt c;

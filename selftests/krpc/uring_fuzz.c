@@ -22,13 +22,6 @@
 #define PORT	7104
 #define NCMDS	10000
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
 static uint32_t handles[8];
 static unsigned int nhandles;
 

@@ -19,13 +19,6 @@
 
 #define PORT	7103
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
 static double now(void)
 {
 	struct timespec ts;

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <liburing.h>
 
 #include "libkrpc.h"
@@ -62,6 +63,14 @@ static inline void sin_of(struct sockaddr_in *sin, const char *addr,
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
 	inet_pton(AF_INET, addr, &sin->sin_addr);
+}
+
+/* Exit status of a shell command, or -1 if it did not exit. */
+static inline int sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
 }
 
 /* debugfs counter, or -1. */
