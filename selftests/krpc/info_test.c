@@ -23,7 +23,7 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, krpc_insmod(""));
 	self->fd = krpc_dev_open(0);
 	ASSERT_LE(0, self->fd);
 }

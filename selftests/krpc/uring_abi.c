@@ -27,7 +27,7 @@ FIXTURE(abi) {
 
 FIXTURE_SETUP(abi)
 {
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, krpc_insmod(""));
 	ASSERT_EQ(0, echo_start(&self->srv, PORT, 8, 128));
 	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 64, 0, 8));
 	ASSERT_EQ(1, krpc_buf_alloc(self->c.k.fd, &self->c.pool, &self->mine, 1));

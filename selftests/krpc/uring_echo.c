@@ -32,7 +32,7 @@ FIXTURE_VARIANT_ADD(uecho, defer_taskrun) { .ring_flags = KRPC_RING_DEFER };
 
 FIXTURE_SETUP(uecho)
 {
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, krpc_insmod(""));
 	ASSERT_EQ(0, echo_start(&self->srv, PORT, 32, 512));
 	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 256,
 				variant->ring_flags, 16));

@@ -137,7 +137,7 @@ TEST(fuzz_10000_commands)
 	pid_t pid;
 
 	/* Random pool sizes must not exhaust the guest: 64 MiB per user. */
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\" upool_max_mb=64"));
+	ASSERT_EQ(0, krpc_insmod("upool_max_mb=64"));
 	TH_LOG("seed %u", seed);
 	ASSERT_EQ(0, pipe(ready));
 	pid = fork();

@@ -25,7 +25,7 @@ FIXTURE(hotplug) {
 
 FIXTURE_SETUP(hotplug)
 {
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, krpc_insmod(""));
 }
 
 FIXTURE_TEARDOWN(hotplug)

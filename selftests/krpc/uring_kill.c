@@ -54,7 +54,7 @@ FIXTURE_VARIANT_ADD(kill, sqpoll) { .ring_flags = KRPC_RING_SQPOLL };
 
 FIXTURE_SETUP(kill)
 {
-	ASSERT_EQ(0, sh("insmod \"$KRPC_BUILD/kmod/krpc.ko\""));
+	ASSERT_EQ(0, krpc_insmod(""));
 }
 
 FIXTURE_TEARDOWN(kill)

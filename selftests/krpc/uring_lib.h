@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <liburing.h>
 
@@ -71,6 +72,30 @@ static inline int sh(const char *cmd)
 	int ret = system(cmd);
 
 	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+/*
+ * Load krpc from KRPC_BUILD with @params (or "").  On a debug kernel
+ * (KASAN and lockdep under emulation are tens of times slower) the default
+ * call timeout, which counts from submission and so covers queueing behind
+ * a full window, is stretched by RPC_SLOW (20 unless set), as rpc_lib.sh
+ * does for the shell tests.
+ */
+static inline int krpc_insmod(const char *params)
+{
+	const char *slow = getenv("RPC_SLOW");
+	unsigned int f = 1;
+	struct utsname u;
+	char cmd[512];
+
+	if (slow)
+		f = (unsigned int)atoi(slow);
+	else if (!uname(&u) && strstr(u.release, "debug"))
+		f = 20;
+	snprintf(cmd, sizeof(cmd),
+		 "insmod \"$KRPC_BUILD/kmod/krpc.ko\" call_timeout_ms=%u %s",
+		 30000 * (f ? f : 1), params);
+	return sh(cmd);
 }
 
 /* debugfs counter, or -1. */
