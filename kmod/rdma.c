@@ -47,6 +47,10 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx)
 	lockdep_assert_held(&rc->conn->lock);
 	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
 		     sctx->rbuf || sctx->mr[0] || sctx->mr[1]);
+	if (sctx->ctrl_type) {
+		sctx->ctrl_type = 0;
+		rc->nr_ctrl--;
+	}
 	sctx->replied = false;
 	sctx->aborted = false;
 	sctx->released = false;
@@ -181,11 +185,13 @@ static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
 	struct ib_send_wr wr;
 	struct ib_sge sge;
 
-	if (!rc->sq_avail || !credit_ok(rc))
+	/* Control messages never take a call's or a reply's context. */
+	if (!rc->sq_avail || !credit_ok(rc) || rc->nr_ctrl >= KRPC_NR_CTRL)
 		return -EAGAIN;
 	sctx = krpc_sctx_get_locked(rc);
 	if (!sctx)
 		return -EAGAIN;
+	rc->nr_ctrl++;
 	sctx->ctrl_type = type;
 	sctx->ctrl_id = call_id;
 	hdr_init(rc, sctx, type, 0, 0, call_id, 0, 0);

@@ -157,6 +157,9 @@ struct krpc_rx {
  * @starved:	ring entries without a buffer
  * @free_sctx:	idle send contexts
  * @nr_free_sctx: entries on @free_sctx
+ * @nr_ctrl:	send contexts held by control messages (at most KRPC_NR_CTRL,
+ *		so that calls and replies, at most @depth each, always find
+ *		one of the 2 * @depth + KRPC_NR_CTRL)
  * @sendq:	send contexts with work waiting for slots or credits
  * @wait_sctx:	server: requests waiting for a send context
  * @want_credit: send a credit update when nothing else goes out
@@ -214,6 +217,7 @@ struct krpc_rdma_conn {
 	u32 starved;
 	struct list_head free_sctx;
 	u32 nr_free_sctx;
+	u32 nr_ctrl;
 	struct list_head sendq;
 	struct list_head wait_sctx;
 	bool want_credit;
