@@ -424,7 +424,8 @@ def plot(d, sw, sizes, kernel, outdir):
         if not ser:
             continue
         fname = "perf-%s-%s.svg" % (kernel, name)
-        script = ["set terminal svg size 800,480 dynamic",
+        # noenhanced: "ib_send_lat" is a name, not subscripts
+        script = ["set terminal svg size 800,480 dynamic noenhanced",
                   "set output '%s'" % os.path.join(outdir, fname),
                   "set title '%s, %s'" % (title, kernel),
                   "set logscale xy", "set xlabel '%s'" % xlabel,
