@@ -604,6 +604,8 @@ struct client {
 	uint32_t nr_slots;
 	struct stats st;
 	volatile uint64_t progress;	/* calls recorded, read by main */
+	volatile int finished;		/* every slot stopped (errors) */
+	int call_err;			/* first failed call */
 	int err;
 };
 
@@ -722,6 +724,8 @@ static void *client_fn(void *arg)
 				continue;
 			}
 			sl = &c->slots[cqe->user_data];
+			if (res < 0 && !c->call_err)
+				c->call_err = res;
 			if (res < 0)
 				c->st.errors++;
 			else if (!reply_ok(c, sl, res, res2))
@@ -743,6 +747,7 @@ static void *client_fn(void *arg)
 	}
 	freeq_flush(&q);
 	io_uring_submit(c->k.ring);
+	c->finished = 1;
 	return NULL;
 }
 
@@ -844,9 +849,15 @@ static uint64_t user_progress(void)
 	return n;
 }
 
+/* --calls reached, or no call left running (they failed). */
 static int user_done(void)
 {
-	return user_progress() >= o.calls;
+	unsigned int i;
+
+	for (i = 0; i < o.threads; i++)
+		if (!clients[i].finished)
+			return user_progress() >= o.calls;
+	return 1;
 }
 
 static void user_end(void)
@@ -896,6 +907,9 @@ static int run_user(void)
 	for (i = 0; i < o.threads; i++) {
 		pthread_join(clients[i].thread, NULL);
 		stats_add(total, &clients[i].st);
+		if (clients[i].call_err)
+			fprintf(stderr, "krpc-bench: client %u: a call failed: %s\n",
+				i, strerror(-clients[i].call_err));
 		if (clients[i].err && !ret)
 			ret = clients[i].err;
 	}
@@ -999,11 +1013,13 @@ static uint64_t kernel_progress(void)
 	return s.calls;
 }
 
+/* --calls reached, or every slot stopped on an error. */
 static int kernel_done(void)
 {
 	static struct stats s;
+	uint64_t inflight = 1;
 
-	return kresult(&s, NULL);
+	return kresult(&s, &inflight) || (!inflight && s.errors);
 }
 
 static void kernel_end(void)
