@@ -57,6 +57,10 @@ modules: kdir-check
 	@if [ -d $(top)/selftests/krpc/module ]; then \
 		$(MAKE) -C $(KDIR) M=$(BUILD)/selftests/krpc/module \
 			KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules; fi
+	@mkdir -p $(BUILD)/tools/bench
+	@cp -rsf $(top)/tools/bench/module $(top)/tools/bench/hist.h $(BUILD)/tools/bench/
+	$(MAKE) -C $(KDIR) M=$(BUILD)/tools/bench/module \
+		KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
 
 lib:
 	$(MAKE) -C libuser O=$(LIBDIR_OUT) VERSION=$(VERSION)

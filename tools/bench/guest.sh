@@ -38,7 +38,10 @@ iters() {	# fewer iterations for larger messages, at least 100
 perftest() {	# perftest TOOL ARGS...
 	local tool=$1
 	shift
-	"$tool" -d "$dev" -x 1 "$@" > "$tmp/server.log" 2>&1 &
+	# Bounded on both sides: rxe under a loaded emulator has been seen to
+	# hang an event-mode run, and a server whose client timed out would
+	# wait for it forever.
+	timeout 130 "$tool" -d "$dev" -x 1 "$@" > "$tmp/server.log" 2>&1 &
 	local spid=$!
 	sleep 1
 	timeout 120 "$tool" -d "$dev" -x 1 "$@" "$addr" > "$tmp/client.log" 2>&1
@@ -114,18 +117,118 @@ tcp_bw() {
 	emit tcp_stream "$size" 0 "mb_per_s=${mbps:-0}" "calls_per_s=$rate"
 }
 
-# Extra paths (krpc kernel and user paths) plug in as executables in
-# tools/bench/paths.d/: each is run as "PATHFILE OUT SIZE" and appends its
-# own JSON lines with the same fields.
+# krpc: krpc-bench, kernel path (the krpc_bench module) and user path
+# (libkrpc over io_uring), echo of SIZE bytes each way.  krpc.ko is loaded
+# once, with room for depth-8 calls of 1 MiB in the device pool.
+bench=${KRPC_USER:-$KRPC_TOP/build/user}/tools/krpc-bench
+kbench() {	# kbench NAME SIZE DEPTH ARGS...: one krpc-bench run
+	local name=$1 size=$2 depth=$3 json rc
+	shift 3
+	json=$(timeout 120 "$bench" --json -s "$size" -d "$depth" -w 0.5 -D 2 \
+		"$@" 2>> "$out.log")
+	rc=$?
+	echo "krpc-bench $name $size $depth $*: exit $rc" >> "$out.log"
+	[ -n "$json" ] || return $((rc ? rc : 1))
+	echo "{\"kernel\":\"$kver\",\"path\":\"$name\",\"size\":$size,\"depth\":$depth,${json#\{}" >> "$out"
+	echo "bench: $name $size B depth $depth: $(sed -n 's/.*"calls_per_s":\([0-9.]*\).*"lat_p50_us":\([0-9.]*\).*/\1 calls\/s, p50 \2 us/p' <<< "$json")"
+	return $rc
+}
+
+satdepth() {	# outstanding calls that saturate the link at SIZE
+	if [ "$1" -ge 1048576 ]; then echo 8
+	elif [ "$1" -ge 65536 ]; then echo 16
+	else echo 64; fi
+}
+
+krpc_tcp=0
+insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 || echo "bench: krpc.ko did not load"
+"$bench" --caps | grep -q '"tcp"' && krpc_tcp=1
+[ $krpc_tcp = 1 ] || echo "bench: krpc over TCP: not measured (no TCP transport in this build)"
+emit meta 0 0 "krpc_tcp=$krpc_tcp" "guest_cpus=$(nproc)" \
+	"guest_mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)"
+
+first=${sizes%% *}
 for size in $sizes; do
 	raw_lat "$size" raw_verbs_lat || echo "bench: ib_send_lat $size failed"
 	raw_lat "$size" raw_verbs_lat_event -e || echo "bench: ib_send_lat -e $size failed"
 	raw_bw "$size" || echo "bench: ib_send_bw $size failed"
 	tcp_lat "$size"; [ $? = 1 ] && echo "bench: sockperf ping-pong $size failed"
 	tcp_bw "$size"; [ $? = 1 ] && echo "bench: sockperf throughput $size failed"
-	for p in "$(dirname "$0")"/paths.d/*; do
-		[ -x "$p" ] || continue
-		"$p" "$out" "$size" || echo "bench: $(basename "$p") $size failed"
-	done
+	sat=$(satdepth "$size")
+	kbench krpc_kernel_lat "$size" 1 -p kernel || echo "bench: krpc kernel $size failed"
+	kbench krpc_kernel_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel depth $sat $size failed"
+	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
+	if [ "$size" -le 65536 ]; then
+		kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
+		kbench krpc_user_sqpoll_lat "$size" 1 --sqpoll || echo "bench: krpc user sqpoll $size failed"
+		# busy polling (for the target) at the smallest size only
+		[ "$size" = "$first" ] && { kbench krpc_user_busy_lat "$size" 1 --busy-poll ||
+			echo "bench: krpc user busy-poll $size failed"; }
+		kbench krpc_user_bw "$size" "$sat" || echo "bench: krpc user depth $sat $size failed"
+	fi
+	if [ $krpc_tcp = 1 ]; then
+		kbench krpc_tcp_lat "$size" 1 -t tcp || echo "bench: krpc tcp $size failed"
+		kbench krpc_tcp_bw "$size" "$sat" -t tcp || echo "bench: krpc tcp depth $sat $size failed"
+	fi
 done
+
+# Throughput against depth at the smallest size.
+set -- $sizes
+for depth in ${DEPTHS:-1 4 16 64}; do
+	kbench krpc_kernel_sweep "$1" "$depth" -p kernel || echo "bench: krpc kernel sweep $depth failed"
+	kbench krpc_user_sweep "$1" "$depth" || echo "bench: krpc user sweep $depth failed"
+done
+
+# The io_uring task-work hop of the user path: krpc completes a command
+# from softirq with io_uring_cmd_complete_in_task(); the CQE is posted
+# when the submitting task runs that task work (io_uring_cmd_done()).
+# kprobes on both, paired by command, over a one-call-in-flight run.
+twhop() {	# twhop SIZE
+	local t=/sys/kernel/debug/tracing add=io_uring_cmd_complete_in_task
+	[ -w $t/kprobe_events ] || return 1
+	grep -qw $add /proc/kallsyms || add=__io_uring_cmd_do_in_task
+	echo "p:kb_twadd $add cmd=%di" > $t/kprobe_events &&
+	echo "p:kb_twrun io_uring_cmd_done cmd=%di" >> $t/kprobe_events || return 1
+	echo > $t/trace
+	echo 8192 > $t/buffer_size_kb
+	"$bench" -s "$1" -d 1 -w 0.5 -D 3 > "$tmp/tw.out" 2>&1 &
+	sleep 1.5
+	echo 1 > $t/events/kprobes/enable
+	sleep 1
+	echo 0 > $t/events/kprobes/enable
+	wait
+	cat $t/trace > "$tmp/tw.trace"
+	echo > $t/kprobe_events
+	awk '/kb_twadd:/ { for (i = 1; i <= NF; i++) if ($i ~ /^cmd=/) add[$i] = $4 + 0 }
+	     /kb_twrun:/ { for (i = 1; i <= NF; i++) if ($i ~ /^cmd=/ && ($i in add)) {
+			print int(($4 - add[$i]) * 1e6 + 0.5); delete add[$i] } }' \
+		"$tmp/tw.trace" | sort -n > "$tmp/tw.us"
+	local n p50 p99 mean run
+	n=$(wc -l < "$tmp/tw.us")
+	[ "$n" -gt 0 ] || return 1
+	p50=$(sed -n "$(( (n + 1) / 2 ))p" "$tmp/tw.us")
+	p99=$(sed -n "$(( (n * 99 + 99) / 100 ))p" "$tmp/tw.us")
+	mean=$(awk '{ s += $1 } END { printf "%.1f", s / NR }' "$tmp/tw.us")
+	run=$(sed -n 's/.*latency us: mean [0-9.]* p50 \([0-9.]*\).*/\1/p' "$tmp/tw.out")
+	emit twhop "$1" 1 "hops=$n" "hop_p50_us=$p50" "hop_p99_us=$p99" \
+		"hop_avg_us=$mean" "run_p50_us=${run:-null}"
+}
+twhop "$1" || echo "bench: task-work hop not measured (no kprobes?)"
+
+# Where the time goes at one outstanding 64-byte call: a system-wide
+# profile of each path (software clock: no PMU under emulation).
+if command -v perf > /dev/null; then
+	for p in kernel user; do
+		prof=$(dirname "$out")/profile-$kver-$p.txt
+		perf record -q -e cpu-clock -a -g -o "$tmp/perf.data" -- \
+			"$bench" -p $p -s "$1" -d 1 -w 0.5 -D 2 > "$tmp/perf.out" 2>&1 &&
+		perf report -q -i "$tmp/perf.data" --no-children --sort sym \
+			--stdio -g none --percent-limit 1.5 2> /dev/null |
+			sed 's/[[:space:]]*$//' | grep -v '^$' | head -n 30 > "$prof" ||
+			echo "bench: perf profile of the $p path failed"
+		sed -n 's/^ *latency us: /  /p' "$tmp/perf.out" >> "$prof"
+	done
+fi
+rmmod krpc_bench 2>/dev/null
+rmmod krpc || echo "bench: krpc.ko did not unload"
 rm -rf "$tmp"

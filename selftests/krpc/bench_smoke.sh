@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# krpc-bench cannot rot: a few hundred calls on each path, every payload
+# byte checked (--verify), and its JSON must be sane: the calls it was
+# asked for, no error, no wrong reply, percentiles in order, no copy and
+# no data-path registration.  A transport this build lacks is refused with
+# exit status 3, never measured over another one.
+# shellcheck source=selftests/krpc/rpc_lib.sh
+. "$(dirname "$0")/rpc_lib.sh"
+
+krpc_loaded && ktap_skip_all "krpc already loaded"
+bench=$KRPC_TOP/build/user/tools/krpc-bench
+[ -x "$bench" ] || ktap_skip_all "krpc-bench is not built"
+
+cleanup() {
+	rpc_rmmod krpc_bench
+	krpc_unload
+}
+trap cleanup EXIT
+
+# sane_json N JSON: the run's result is sane for N calls or more
+sane_json() {
+	python3 -c '
+import json, sys
+n, r = int(sys.argv[1]), json.loads(sys.argv[2])
+lat = [r[k] for k in ("lat_min_us", "lat_p50_us", "lat_p99_us",
+                      "lat_p999_us", "lat_max_us")]
+ok = (r["calls"] >= n and r["errors"] == 0 and r["bad"] == 0 and
+      r["verify"] == 1 and r["copies"] == 0 and r["data_path_regs"] == 0 and
+      r["calls_per_s"] > 0 and r["cpu_us_per_call"] >= 0 and
+      r["pool_kb"] > 0 and all(x > 0 for x in lat) and lat == sorted(lat) and
+      r["lat_min_us"] <= r["lat_avg_us"] <= r["lat_max_us"])
+sys.exit(0 if ok else 1)' "$1" "$2"
+}
+
+# bench_ok DESCRIPTION N ARGS...: run krpc-bench for N calls, check it
+bench_ok() {
+	local what=$1 n=$2 out rc=0
+	shift 2
+	echo "# + krpc-bench --json --verify -n $n -w 0.2 $*"
+	out=$("$bench" --json --verify -n "$n" -w 0.2 "$@" 2>&1) || rc=$?
+	log "$out"
+	if [ $rc = 0 ]; then
+		ktap_check "$what" sane_json "$n" "$(tail -n1 <<< "$out")"
+	else
+		ktap_fail "$what (exit status $rc)"
+	fi
+}
+
+ktap_check "insmod krpc.ko" rpc_krpc_load pool_large=16
+ktap_check "--caps lists rdma" eval "\"$bench\" --caps | grep -q '\"rdma\"'"
+bench_ok "user path, 4000 B, depth 4" 300 -s 4000 -d 4
+bench_ok "user path, 64 KiB to 100 B, 2 threads x 2 conns, SQPOLL" 100 \
+	-s 65536 -r 100 -d 2 -T 2 -c 2 --sqpoll
+bench_ok "user path, 0 B, busy polling" 300 -s 0 --busy-poll
+bench_ok "kernel path, 64 B, depth 8" 300 -p kernel -s 64 -d 8
+bench_ok "kernel path, 1 MiB, depth 2" 20 -p kernel -s 1048576 -d 2
+ktap_check "krpc_bench.ko was unloaded after the run" \
+	test ! -d /sys/module/krpc_bench
+if "$bench" --caps | grep -q '"tcp"'; then
+	bench_ok "user path over TCP" 100 -t tcp -s 64
+else
+	"$bench" -t tcp -n 10 > /dev/null 2>&1
+	rc=$?
+	ktap_check "--transport tcp is refused (exit 3) without a TCP transport" \
+		test $rc = 3
+	"$bench" -t auto -p kernel -n 10 > /dev/null 2>&1
+	rc=$?
+	ktap_check "--transport auto is refused (exit 3) without a TCP transport" \
+		test $rc = 3
+fi
+ktap_check "user path: 1 MiB is refused (exit 3): one 64 KiB buffer at most" \
+	eval "\"$bench\" -s 1048576 -n 1 > /dev/null 2>&1; test \$? = 3"
+# The last reference of a ring's file goes in a kernel worker.
+idle() {
+	local i
+	for i in $(seq 50); do
+		rpc_assert_idle > /dev/null && [ "$(krpc_stat files_open)" = 0 ] &&
+			return 0
+		sleep 0.1
+	done
+	rpc_assert_idle
+}
+ktap_check "no connection, call, request or file left" idle
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "nothing left after rmmod" krpc_assert_gone
+ktap_finish
