@@ -271,7 +271,15 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 
 	krpc_conn_lock(conn);
 	rc->sq_avail = rc->sq_size;
-	rc->credit_thresh = max_t(u32, 1, rc->nr_recv / 8);
+	/*
+	 * At least 2: the receive of a credit update is itself a credit to
+	 * return, and with a threshold of 1 two idle sides would bounce
+	 * credit updates back and forth for ever (each one eating a credit
+	 * the next call needs).  With 2 or more, every update carries at
+	 * least as many credits as it costs and the echo dies out; the
+	 * keepalive timer returns what stays below the threshold.
+	 */
+	rc->credit_thresh = max_t(u32, 2, rc->nr_recv / 8);
 	for (i = 0; i < rc->nr_recv; i++) {
 		struct krpc_rx *rx = &rc->rx[i];
 
