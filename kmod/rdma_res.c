@@ -210,11 +210,10 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->nr_wr = max_segs + 4;
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
-	rc->sctx = kcalloc(rc->nr_sctx, sizeof(*rc->sctx), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
 	hdrs_size = rc->nr_sctx * KRPC_HDR_SIZE;
 	rc->hdrs = kzalloc(hdrs_size, GFP_KERNEL);
-	if (!rc->sge || !rc->wr || !rc->sctx || !rc->rx || !rc->hdrs)
+	if (!rc->sge || !rc->wr || !rc->rx || !rc->hdrs)
 		return -ENOMEM;
 	rc->hdrs_dma = ib_dma_map_single(rc->ibdev, rc->hdrs, hdrs_size,
 					 DMA_TO_DEVICE);
@@ -222,6 +221,24 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 		rc->hdrs_dma = 0;
 		return -ENOMEM;
 	}
+
+	/*
+	 * The teardown walks every send context as soon as rc->sctx is set,
+	 * whatever failed later: they are made whole at once.
+	 */
+	rc->sctx = kcalloc(rc->nr_sctx, sizeof(*rc->sctx), GFP_KERNEL);
+	if (!rc->sctx)
+		return -ENOMEM;
+	for (i = 0; i < rc->nr_sctx; i++) {
+		struct krpc_sctx *sctx = &rc->sctx[i];
+
+		sctx->rc = rc;
+		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
+		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
+		sctx->cqe.done = krpc_rdma_send_done;
+		list_add_tail(&sctx->node, &rc->free_sctx);
+	}
+	rc->nr_free_sctx = rc->nr_sctx;
 
 	rc->cq_size = rc->sq_size + 1 + rc->nr_recv + 1;
 	rc->cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, conn->id,
@@ -254,17 +271,6 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 		if (ret)
 			return ret;
 	}
-
-	for (i = 0; i < rc->nr_sctx; i++) {
-		struct krpc_sctx *sctx = &rc->sctx[i];
-
-		sctx->rc = rc;
-		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
-		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
-		sctx->cqe.done = krpc_rdma_send_done;
-		list_add_tail(&sctx->node, &rc->free_sctx);
-	}
-	rc->nr_free_sctx = rc->nr_sctx;
 
 	krpc_conn_lock(conn);
 	rc->sq_avail = rc->sq_size;
