@@ -13,6 +13,7 @@
 #include "krpc_priv.h"
 #include "transport.h"
 #include "pool.h"
+#include "inject.h"
 
 const char *const krpc_stat_names[KRPC_STAT_NR] = {
 	[KRPC_STAT_CALLS]		= "calls",
@@ -98,6 +99,7 @@ out_free:
 	kfree(conn);
 	return NULL;
 }
+ALLOW_ERROR_INJECTION(krpc_conn_alloc, NULL);
 
 /*
  * The last reference is dropped by the owner after teardown, or by a call

@@ -17,6 +17,7 @@
 #include "krpc_priv.h"
 #include "krpc.h"
 #include "pool.h"
+#include "inject.h"
 
 static void buf_free(struct krpc_pool *pool, struct krpc_buf *buf)
 {
@@ -64,7 +65,9 @@ static int buf_vmap(struct krpc_buf *buf)
 	return buf->vaddr ? 0 : -ENOMEM;
 }
 
-static struct krpc_buf *buf_alloc(struct krpc_pool *pool, unsigned int cls)
+/* A fault-injection point (inject.h): fails a pool half-way through. */
+static KRPC_FAULT_POINT struct krpc_buf *
+krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 {
 	struct krpc_pool_class *c = &pool->cls[cls];
 	unsigned int order = c->seg_shift - PAGE_SHIFT, i;
@@ -114,6 +117,7 @@ out_free:
 	buf_free(pool, buf);
 	return NULL;
 }
+ALLOW_ERROR_INJECTION(krpc_pool_buf_alloc, NULL);
 
 static void pool_add_class(struct krpc_pool *pool, u32 size, u32 count)
 {
@@ -210,7 +214,7 @@ struct krpc_pool *krpc_pool_create(struct ib_device *ibdev,
 		struct krpc_pool_class *cl = &pool->cls[c];
 
 		for (i = 0; i < cl->count; i++) {
-			struct krpc_buf *buf = buf_alloc(pool, c);
+			struct krpc_buf *buf = krpc_pool_buf_alloc(pool, c);
 
 			if (!buf)
 				goto out_free_bufs;
@@ -242,6 +246,7 @@ out_free_pool:
 	pr_err("cannot allocate the buffer pool for %s\n", dev_name(&ibdev->dev));
 	return ERR_PTR(-ENOMEM);
 }
+ALLOW_ERROR_INJECTION(krpc_pool_create, ERRNO);
 
 /**
  * krpc_pool_kill() - tear down the DMA mappings before the device goes

@@ -21,6 +21,7 @@
 #include "rdma.h"
 #include "pool.h"
 #include "transport.h"
+#include "inject.h"
 
 /* ---------------------------------------------------------------------- */
 /* Send contexts */
@@ -115,6 +116,15 @@ void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason)
 	krpc_conn_unlock(rc->conn);
 }
 
+/* The send verb, as a fault-injection point (inject.h). */
+static KRPC_FAULT_POINT int krpc_rdma_ib_post_send(struct ib_qp *qp,
+						 const struct ib_send_wr *wr,
+						 const struct ib_send_wr **bad)
+{
+	return ib_post_send(qp, wr, bad);
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_ib_post_send, ERRNO);
+
 /*
  * Post a chain on behalf of @sctx.  @msg: the chain ends in a SEND that
  * takes a credit.  On failure the connection dies; requests posted before
@@ -123,12 +133,13 @@ void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason)
 static int post_chain(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 		      struct ib_send_wr *first, bool msg)
 {
-	const struct ib_send_wr *bad = NULL, *wr;
+	const struct ib_send_wr *bad = first, *wr;
 	unsigned int n = 0;
 	int ret;
 
-	ret = ib_post_send(rc->qp, first, &bad);
-	for (wr = first; wr && wr != bad; wr = wr->next)
+	/* A failure that did not say where it stopped posted nothing. */
+	ret = krpc_rdma_ib_post_send(rc->qp, first, &bad);
+	for (wr = first; wr && (!ret || wr != bad); wr = wr->next)
 		n++;
 	rc->sq_avail -= n;
 	sctx->wr_pending += n;

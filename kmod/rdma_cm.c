@@ -17,6 +17,7 @@
 #include "rdma.h"
 #include "pool.h"
 #include "transport.h"
+#include "inject.h"
 
 static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
@@ -188,6 +189,17 @@ static void conn_param_init(struct rdma_conn_param *p, struct ib_device *dev,
 /* ---------------------------------------------------------------------- */
 /* Teardown */
 
+/*
+ * A failed disconnect (the connection never got that far, or the CM could
+ * not send the DREQ) changes nothing: the drain moves the QP to the error
+ * state and destroying the id tells the peer.  A fault-injection point.
+ */
+static KRPC_FAULT_POINT int krpc_rdma_disconnect(struct rdma_cm_id *id)
+{
+	return rdma_disconnect(id);
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_disconnect, ERRNO);
+
 static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 {
 	struct krpc_conn *conn = rc->conn;
@@ -208,7 +220,7 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 	cancel_delayed_work_sync(&rc->refill_work);
 
 	if (rc->qp) {
-		rdma_disconnect(rc->cm_id);
+		krpc_rdma_disconnect(rc->cm_id);
 		ib_drain_qp(rc->qp);
 	}
 	krpc_rdma_release_all(rc);
@@ -346,6 +358,7 @@ out_free:
 	kfree(rc);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(krpc_rdma_connect, ERRNO);
 
 static int conn_event(struct krpc_rdma_conn *rc, struct rdma_cm_id *id,
 		      struct rdma_cm_event *ev)
@@ -401,6 +414,14 @@ static int conn_event(struct krpc_rdma_conn *rc, struct rdma_cm_id *id,
 
 /* ---------------------------------------------------------------------- */
 /* Server side */
+
+/* The accept verb, as a fault-injection point (inject.h). */
+static KRPC_FAULT_POINT int krpc_rdma_accept(struct rdma_cm_id *id,
+					   struct rdma_conn_param *param)
+{
+	return rdma_accept(id, param);
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_accept, ERRNO);
 
 static int listener_connect(struct krpc_rdma_listener *l,
 			    struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -479,7 +500,7 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	param.initiator_depth = min_t(u8, param.initiator_depth,
 				      ev->param.conn.responder_resources);
 	id->context = &rc->ctx;
-	ret = rdma_accept(id, &param);
+	ret = krpc_rdma_accept(id, &param);
 	if (ret)
 		goto out_teardown;
 
@@ -571,6 +592,7 @@ out_free:
 	kfree(l);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(krpc_rdma_listen, ERRNO);
 
 void krpc_rdma_unlisten(struct krpc_server *srv)
 {

@@ -10,6 +10,7 @@
 
 #include "rdma.h"
 #include "pool.h"
+#include "inject.h"
 
 /*
  * Register bytes [off, off + len) of @buf in MR slot @i of @sctx.  The MR
@@ -18,9 +19,10 @@
  * scatterlist entry is clipped while mapping so that the key ends exactly
  * at the payload: a peer must not read the stale rest of a recycled buffer.
  */
-int krpc_mr_map(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
-		unsigned int i, struct krpc_buf *buf, u32 off, u32 len,
-		int access, struct ib_reg_wr *reg)
+KRPC_FAULT_POINT int krpc_mr_map(struct krpc_rdma_conn *rc,
+				  struct krpc_sctx *sctx, unsigned int i,
+				  struct krpc_buf *buf, u32 off, u32 len,
+				  int access, struct ib_reg_wr *reg)
 {
 	u32 seg = 1U << buf->seg_shift;
 	unsigned int first = off >> buf->seg_shift;
@@ -61,6 +63,8 @@ int krpc_mr_map(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 	krpc_conn_stat_inc(rc->conn, KRPC_STAT_MR_GRANTS);
 	return 0;
 }
+/* Callers fail the connection when no MR can be had (inject.h). */
+ALLOW_ERROR_INJECTION(krpc_mr_map, ERRNO);
 
 /* Give the MRs of a context back; only once their keys are dead. */
 void krpc_mr_put_all_locked(struct krpc_sctx *sctx)

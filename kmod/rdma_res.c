@@ -10,6 +10,7 @@
 
 #include "rdma.h"
 #include "pool.h"
+#include "inject.h"
 
 /* ---------------------------------------------------------------------- */
 /* Keepalive and dead-peer detection */
@@ -50,9 +51,52 @@ void krpc_rdma_ka_start(struct krpc_rdma_conn *rc)
 /* ---------------------------------------------------------------------- */
 /* Resources */
 
-int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
+/* Verbs calls that can fail, as fault-injection points (inject.h). */
+static KRPC_FAULT_POINT int krpc_rdma_ib_post_recv(struct ib_qp *qp,
+						 const struct ib_recv_wr *wr)
 {
 	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(qp, wr, &bad);
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_ib_post_recv, ERRNO);
+
+static KRPC_FAULT_POINT int krpc_rdma_create_cq(struct krpc_rdma_conn *rc)
+{
+	struct ib_cq *cq;
+
+	cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, rc->conn->id,
+			    IB_POLL_SOFTIRQ);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	rc->cq = cq;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_create_cq, ERRNO);
+
+static KRPC_FAULT_POINT int krpc_rdma_create_qp(struct krpc_rdma_conn *rc,
+					      struct ib_qp_init_attr *qattr)
+{
+	int ret;
+
+	ret = rdma_create_qp(rc->cm_id, rc->kdev->pd, qattr);
+	if (ret)
+		return ret;
+	rc->qp = rc->cm_id->qp;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_create_qp, ERRNO);
+
+static KRPC_FAULT_POINT int krpc_rdma_create_mrs(struct krpc_rdma_conn *rc,
+					       u32 depth)
+{
+	return ib_mr_pool_init(rc->qp, &rc->mrs, 2 * depth,
+			       IB_MR_TYPE_MEM_REG, rc->mr_pages, 0);
+}
+ALLOW_ERROR_INJECTION(krpc_rdma_create_mrs, ERRNO);
+
+int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
+{
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
 	int ret;
@@ -64,7 +108,7 @@ int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
 	wr.wr_cqe = &rx->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	ret = ib_post_recv(rc->qp, &wr, &bad);
+	ret = krpc_rdma_ib_post_recv(rc->qp, &wr);
 	if (ret) {
 		pr_err("conn %u: ib_post_recv: %d\n", rc->conn->id, ret);
 		krpc_rdma_fail_locked(rc, -EIO);
@@ -213,11 +257,10 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->nr_wr = max_segs + 4;
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
-	rc->sctx = kcalloc(rc->nr_sctx, sizeof(*rc->sctx), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
 	hdrs_size = rc->nr_sctx * KRPC_HDR_SIZE;
 	rc->hdrs = kzalloc(hdrs_size, GFP_KERNEL);
-	if (!rc->sge || !rc->wr || !rc->sctx || !rc->rx || !rc->hdrs)
+	if (!rc->sge || !rc->wr || !rc->rx || !rc->hdrs)
 		return -ENOMEM;
 	rc->hdrs_dma = ib_dma_map_single(rc->ibdev, rc->hdrs, hdrs_size,
 					 DMA_TO_DEVICE);
@@ -226,14 +269,28 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 		return -ENOMEM;
 	}
 
-	rc->cq_size = rc->sq_size + 1 + rc->nr_recv + 1;
-	rc->cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, conn->id,
-				IB_POLL_SOFTIRQ);
-	if (IS_ERR(rc->cq)) {
-		ret = PTR_ERR(rc->cq);
-		rc->cq = NULL;
-		return ret;
+	/*
+	 * The teardown walks every send context as soon as rc->sctx is set,
+	 * whatever failed later: they are made whole at once.
+	 */
+	rc->sctx = kcalloc(rc->nr_sctx, sizeof(*rc->sctx), GFP_KERNEL);
+	if (!rc->sctx)
+		return -ENOMEM;
+	for (i = 0; i < rc->nr_sctx; i++) {
+		struct krpc_sctx *sctx = &rc->sctx[i];
+
+		sctx->rc = rc;
+		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
+		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
+		sctx->cqe.done = krpc_rdma_send_done;
+		list_add_tail(&sctx->node, &rc->free_sctx);
 	}
+	rc->nr_free_sctx = rc->nr_sctx;
+
+	rc->cq_size = rc->sq_size + 1 + rc->nr_recv + 1;
+	ret = krpc_rdma_create_cq(rc);
+	if (ret)
+		return ret;
 
 	qattr.event_handler = qp_event;
 	qattr.qp_context = rc;
@@ -245,29 +302,16 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	qattr.cap.max_recv_wr = rc->nr_recv + 1;	/* + drain */
 	qattr.cap.max_send_sge = rc->max_sge;
 	qattr.cap.max_recv_sge = 1;
-	ret = rdma_create_qp(rc->cm_id, rc->kdev->pd, &qattr);
+	ret = krpc_rdma_create_qp(rc, &qattr);
 	if (ret)
 		return ret;
-	rc->qp = rc->cm_id->qp;
 
 	/* Only clients expose memory; servers READ and WRITE. */
 	if (!conn->server && (rc->features & KRPC_WFEAT_RDV)) {
-		ret = ib_mr_pool_init(rc->qp, &rc->mrs, 2 * depth,
-				      IB_MR_TYPE_MEM_REG, rc->mr_pages, 0);
+		ret = krpc_rdma_create_mrs(rc, depth);
 		if (ret)
 			return ret;
 	}
-
-	for (i = 0; i < rc->nr_sctx; i++) {
-		struct krpc_sctx *sctx = &rc->sctx[i];
-
-		sctx->rc = rc;
-		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
-		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
-		sctx->cqe.done = krpc_rdma_send_done;
-		list_add_tail(&sctx->node, &rc->free_sctx);
-	}
-	rc->nr_free_sctx = rc->nr_sctx;
 
 	krpc_conn_lock(conn);
 	rc->sq_avail = rc->sq_size;

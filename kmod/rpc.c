@@ -18,6 +18,7 @@
 #include "transport.h"
 #include "wire.h"
 #include "pool.h"
+#include "inject.h"
 
 static struct kmem_cache *call_cache;
 
@@ -263,6 +264,13 @@ void krpc_call_run_done(struct krpc_call *call)
 	krpc_call_put(call);
 }
 
+/* A fault-injection point (inject.h). */
+static KRPC_FAULT_POINT struct krpc_call *krpc_call_alloc(gfp_t gfp)
+{
+	return kmem_cache_zalloc(call_cache, gfp);
+}
+ALLOW_ERROR_INJECTION(krpc_call_alloc, NULL);
+
 static int payload_check(struct krpc_conn *conn, const struct krpc_payload *pl)
 {
 	switch (pl->type) {
@@ -316,7 +324,7 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 		own_reply_dst = true;
 	}
 
-	call = kmem_cache_zalloc(call_cache, gfp);
+	call = krpc_call_alloc(gfp);
 	if (!call) {
 		ret = -ENOMEM;
 		goto out_put_reply;

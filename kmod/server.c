@@ -18,6 +18,7 @@
 #include "transport.h"
 #include "wire.h"
 #include "pool.h"
+#include "inject.h"
 
 struct krpc_method {
 	krpc_handler_fn fn;
@@ -259,6 +260,7 @@ struct krpc_req *krpc_req_alloc_locked(struct krpc_conn *conn, bool oneway,
 	krpc_conn_stat_inc(conn, KRPC_STAT_CALLS);
 	return req;
 }
+ALLOW_ERROR_INJECTION(krpc_req_alloc_locked, ERRNO);
 
 static void req_work(struct work_struct *work)
 {
