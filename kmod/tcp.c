@@ -316,8 +316,9 @@ static void ktcp_tx_work(struct work_struct *work)
 		krpc_conn_lock(conn);
 		tx = list_first_entry_or_null(&tc->txq, struct krpc_tcp_tx,
 					      node);
-		if (!tc->live || !tx) {
-			if (tc->live && tc->drain_reason)
+		if (!tc->live || !tx ||
+		    READ_ONCE(krpc_fault_mute) == conn->id) {
+			if (tc->live && !tx && tc->drain_reason)
 				krpc_tcp_fail_locked(tc, tc->drain_reason);
 			krpc_conn_unlock(conn);
 			return;
@@ -356,11 +357,18 @@ static void ka_tick(struct timer_list *t)
 	struct krpc_conn *conn = tc->conn;
 	unsigned long now = jiffies;
 	unsigned int ival = krpc_param(ka_interval_ms);
-	unsigned long last_rx = READ_ONCE(tc->last_rx);
+	unsigned long last_rx;
 
 	krpc_conn_lock(conn);
 	if (!tc->live)
 		goto out;
+	/*
+	 * Bytes waiting for rx_work came from a live peer: a late worker is
+	 * not a silent peer.  The socket exists while live.
+	 */
+	if (!skb_queue_empty_lockless(&tc->sock->sk->sk_receive_queue))
+		WRITE_ONCE(tc->last_rx, now);
+	last_rx = READ_ONCE(tc->last_rx);
 	if (time_after(now, last_rx + msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
 		pr_warn_ratelimited("conn %u: nothing received from %pISpc for %u ms%s; closing\n",
 				    conn->id, &conn->peer,
@@ -465,6 +473,7 @@ static void release_all(struct krpc_tcp_conn *tc)
 		kfree(tx);
 	}
 	tc->nr_tx = 0;
+	tc->rx_nobufs = false;
 	if (tc->rx_cctx)
 		tc->rx_cctx->rx_busy = false;
 	else

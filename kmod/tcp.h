@@ -97,6 +97,8 @@ enum {
  * @rx_hdr:	the validated header of the payload being read
  * @rx_buf:	where the payload goes (NULL: discard)
  * @rx_cctx:	client: the call whose reply_dst is @rx_buf, or NULL
+ * @rx_nobufs:	server: no buffer for this request: its payload is read
+ *		and dropped and the call fails with -ENOBUFS, as over RDMA
  * @rx_scratch:	discard buffer
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
@@ -128,6 +130,7 @@ struct krpc_tcp_conn {
 	struct krpc_wire_hdr rx_hdr;
 	struct krpc_buf *rx_buf;
 	struct krpc_tcp_cctx *rx_cctx;
+	bool rx_nobufs;
 	u8 rx_scratch[KRPC_TCP_SCRATCH];
 
 	/* conn->lock */

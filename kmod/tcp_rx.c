@@ -13,7 +13,9 @@
  *
  * Memory: a payload lands in a pool buffer taken once its header passed the
  * checks (a reply in its call's reply destination or in a small buffer of
- * the receive reserve); when the pool is empty, reading pauses and retries,
+ * the receive reserve).  A request that finds the pool empty is read into
+ * a scratch buffer and failed with -ENOBUFS, as over RDMA; a reply that
+ * finds the receive reserve empty pauses reading until a buffer comes back,
  * so the peer is held back by TCP's window, not by our memory.
  */
 #include <linux/slab.h>
@@ -21,6 +23,7 @@
 
 #include "tcp.h"
 #include "pool.h"
+#include "transport.h"
 
 /* Messages handled per run before rx_work yields to other work. */
 #define RX_BUDGET	64
@@ -254,15 +257,19 @@ static int req_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	if (hdr->type == KRPC_MSG_REQUEST &&
 	    (slot >= conn->depth || conn->reqs[slot]))
 		return bad(c, "call slot beyond the depth or still busy");
+	tc->rx_nobufs = false;
 	if (!len)
 		return 0;
 	buf = krpc_buf_get(conn->pool, len, GFP_ATOMIC);
 	if (IS_ERR(buf)) {
-		if (PTR_ERR(buf) == -ENOBUFS) {
-			c->retry = true;
-			return -ENOBUFS;
-		}
-		return PTR_ERR(buf);
+		/*
+		 * Not waiting for one: the callers holding buffers may be
+		 * waiting for our replies.  The payload is dropped.
+		 */
+		if (PTR_ERR(buf) != -ENOBUFS)
+			return PTR_ERR(buf);
+		tc->rx_nobufs = true;
+		return 0;
 	}
 	tc->rx_buf = buf;
 	return 0;
@@ -285,6 +292,17 @@ static int req_done_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 		if (PTR_ERR(req) == -ENOMEM)
 			return -ENOMEM;
 		return bad(c, "call slot beyond the depth or still busy");
+	}
+	if (tc->rx_nobufs) {
+		tc->rx_nobufs = false;
+		if (req->flags & REQ_ONEWAY) {
+			krpc_req_free_locked(req);
+		} else {
+			req->flags |= REQ_REPLIED;
+			req->status = -ENOBUFS;
+			conn->ops->send_reply(conn, req);
+		}
+		return 0;
 	}
 	if (hdr->flags & KRPC_WF_RDV_REPLY) {
 		req->xrdv[1].len = le32_to_cpu(hdr->rep.len);
@@ -567,7 +585,11 @@ piece:
 		}
 		ret = rx_piece_locked(tc, &c);
 		if (ret && c.retry) {
-			/* Header kept whole: resumed from "piece" later. */
+			/*
+			 * Header kept whole: resumed from "piece" later.  We
+			 * are the slow side: the peer is not silent.
+			 */
+			WRITE_ONCE(tc->last_rx, jiffies);
 			krpc_conn_unlock(conn);
 			atomic64_inc(&krpc_stats.pool_empty);
 			queue_delayed_work(krpc_wq, &tc->rx_work,
