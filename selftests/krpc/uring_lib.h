@@ -29,6 +29,26 @@
 #define TEST_ADDR	"192.0.2.1"
 #define BUF_SIZE	65536U
 
+/*
+ * Transport the tests' servers and clients ask for: KRPC_TRANSPORT=rdma,
+ * tcp or auto in the environment (the *_tcp.sh wrappers set tcp), else the
+ * module's default.  -1 for a value the tests do not know.
+ */
+static inline int env_transport(void)
+{
+	const char *t = getenv("KRPC_TRANSPORT");
+
+	if (!t || !*t)
+		return KRPC_TRANSPORT_DEFAULT;
+	if (!strcmp(t, "rdma"))
+		return KRPC_TRANSPORT_RDMA;
+	if (!strcmp(t, "tcp"))
+		return KRPC_TRANSPORT_TCP;
+	if (!strcmp(t, "auto"))
+		return KRPC_TRANSPORT_AUTO;
+	return -1;
+}
+
 static inline uint8_t pattern(uint32_t seed, uint32_t i)
 {
 	return (uint8_t)((seed * 2654435761u + i * 40503u) >> 13);
@@ -200,8 +220,11 @@ static inline int echo_srv_setup(struct echo_srv *e, uint16_t port,
 	if (ret)
 		return ret;
 	sin_of(&sin, "0.0.0.0", port);
-	return krpc_listen(e->k.fd, &e->pool, (struct sockaddr *)&sin,
-			   sizeof(sin), nr_slots, methods, 2, &e->srv);
+	if (env_transport() < 0)
+		return -EINVAL;
+	return krpc_listen_xprt(e->k.fd, &e->pool, (struct sockaddr *)&sin,
+				sizeof(sin), nr_slots, methods, 2,
+				env_transport(), &e->srv);
 }
 
 static inline int echo_start(struct echo_srv *e, uint16_t port,
@@ -231,6 +254,7 @@ struct echo_clnt {
 	struct krpc k;
 	struct krpc_pool pool;
 	int conn;
+	uint32_t transport;	/* KRPC_TRANSPORT_RDMA or _TCP */
 };
 
 static inline int clnt_start(struct echo_clnt *c, const char *addr,
@@ -248,9 +272,19 @@ static inline int clnt_start(struct echo_clnt *c, const char *addr,
 	if (ret)
 		return ret;
 	sin_of(&sin, addr, port);
-	c->conn = krpc_connect(&c->k, &c->pool, (struct sockaddr *)&sin,
-			       sizeof(sin), depth);
-	return c->conn < 0 ? c->conn : 0;
+	if (env_transport() < 0)
+		return -EINVAL;
+	c->conn = krpc_connect_xprt(&c->k, &c->pool, (struct sockaddr *)&sin,
+				    sizeof(sin), depth, env_transport(),
+				    &c->transport);
+	if (c->conn < 0)
+		return c->conn;
+	/* A transport asked for by name is the one used. */
+	if ((env_transport() == KRPC_TRANSPORT_RDMA ||
+	     env_transport() == KRPC_TRANSPORT_TCP) &&
+	    c->transport != (uint32_t)env_transport())
+		return -EPROTO;
+	return 0;
 }
 
 static inline void clnt_stop(struct echo_clnt *c)
