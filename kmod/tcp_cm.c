@@ -136,10 +136,11 @@ static void accept_one(struct krpc_server *srv, struct socket *sock)
 	if (!ret)
 		ret = kernel_getpeername(sock, (struct sockaddr *)&conn->peer);
 	ret = ret < 0 ? ret : 0;
+	/* Nothing may fail once the server lists it (and may shut it down). */
+	if (!ret && !srv->pool)
+		ret = pool_attach(conn);
 	if (!ret)
 		ret = krpc_server_add_conn(srv, conn);
-	if (!ret)
-		ret = pool_attach(conn);
 	if (ret) {
 		if (ret != -ESHUTDOWN)
 			pr_warn_ratelimited("cannot accept a TCP connection: %d\n",
