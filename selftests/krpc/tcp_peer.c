@@ -259,8 +259,12 @@ static int do_bad_hdr(int fd, const char *how)
 		h.type = 1 + rand() % 7;	/* past the type check */
 		h.reserved = htole64(1);	/* and never valid */
 	} else if (!strcmp(how, "busyslot")) {
-		/* Method 3 holds its requests: the slot stays busy. */
-		h.method = htole32(3);
+		/*
+		 * Method 4 answers after 300 ms: the slot is still busy when
+		 * the second request comes, and the first is answered (and
+		 * freed) soon after the connection died.
+		 */
+		h.method = htole32(4);
 		if (send_all(fd, &h, sizeof(h)))
 			return fail("%s", "send");
 		h.call_id = htole64(2ULL << 16);

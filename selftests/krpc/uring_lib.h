@@ -129,6 +129,7 @@ struct echo_srv {
 	unsigned long served;
 	unsigned long held;
 	uint32_t *last;		/* per slot: buffer of the last reply */
+	int ready;		/* the thread's FETCHes are submitted */
 };
 
 /* Serve until every slot reports -ESHUTDOWN (krpc_srv_close()). */
@@ -144,6 +145,7 @@ static inline int echo_serve(struct echo_srv *e)
 				s, s);
 	}
 	io_uring_submit(ring);
+	__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	while (live) {
 		uint64_t res2;
 		uint32_t buf, off, slot;
@@ -240,7 +242,12 @@ static inline int echo_start(struct echo_srv *e, uint16_t port,
 /* Close the server (held requests get -ESHUTDOWN), join, tear down. */
 static inline int echo_stop(struct echo_srv *e)
 {
-	int ret = krpc_srv_close(e->k.fd, &e->srv);
+	int ret;
+
+	/* A FETCH submitted after the close would fail with -EBADF. */
+	while (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ret = krpc_srv_close(e->k.fd, &e->srv);
 
 	pthread_join(e->thread, NULL);
 	krpc_pool_destroy(e->k.fd, &e->pool);
