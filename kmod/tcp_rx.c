@@ -106,6 +106,8 @@ static void hello_server_locked(struct krpc_tcp_conn *tc)
 				    conn->id, &conn->peer, ret, reason);
 		atomic64_inc(&krpc_stats.conns_rejected);
 		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
+		/* A refusal names the version we really speak (as over RDMA). */
+		h.version = cpu_to_le16(KRPC_WIRE_VERSION);
 		tc->rx_phase = RX_CLOSED;
 		tc->drain_reason = ret;
 		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
@@ -136,7 +138,7 @@ static void hello_client_locked(struct krpc_tcp_conn *tc)
 
 	ret = hello_parse(tc->rx_head, &v, &reason, &value);
 	if (!ret && v.reject) {
-		atomic64_inc(&krpc_stats.conns_rejected);
+		/* Counted by the side that refused, as over RDMA. */
 		pr_info("conn %u: %pISpc rejected the handshake: reason %u (value %u)\n",
 			conn->id, &conn->peer, v.reject, v.value);
 		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
