@@ -43,44 +43,52 @@ static int addr_check(const struct sockaddr_storage *ss)
 	}
 }
 
-/**
- * krpc_client_create() - connect to a server
- * @opts:	where and how
- *
- * Resolves the address in the namespace, connects and completes the krpc
- * handshake.  A server that rejects the handshake makes this fail with the
- * reason mapped to an errno (-EPROTONOSUPPORT: protocol version; -EINVAL:
- * parameters; -ECONNREFUSED: other reasons, also logged).
- *
- * Context: process context, sleeps up to the connect timeout.
- * Return: the client, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
- * -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EPROTONOSUPPORT, ...).
- */
-struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
+int krpc_xprt_resolve(unsigned int transport, unsigned int *out)
 {
-	unsigned int depth = opts->depth ? opts->depth : krpc_param(depth);
+	if (transport == KRPC_XPRT_DEFAULT)
+		transport = krpc_param(transport);
+	if (transport < KRPC_XPRT_RDMA || transport > KRPC_XPRT_AUTO)
+		return -EINVAL;
+	*out = transport;
+	return 0;
+}
+
+/*
+ * Errors of an RDMA connect after which KRPC_XPRT_AUTO tries TCP: no RDMA
+ * device or route for the address, nobody answering or listening over
+ * RDMA.  A krpc server that refused the handshake (version, parameters) or
+ * a local failure is final.
+ */
+static bool may_fall_back(int err)
+{
+	switch (err) {
+	case -ENODEV:
+	case -EADDRNOTAVAIL:
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ETIMEDOUT:
+	case -EXDEV:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One connection over one transport, up or failed. */
+static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
+				   const struct krpc_transport_ops *ops,
+				   struct net *net, unsigned int depth)
+{
 	unsigned int tmo = opts->connect_timeout_ms ?
 		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
-	struct net *net = opts->net ? opts->net : current->nsproxy->net_ns;
-	struct krpc_client *clnt;
 	struct krpc_conn *conn;
 	int ret;
 
-	might_sleep();
-	ret = addr_check(&opts->addr);
-	if (ret)
-		return ERR_PTR(ret);
-	if (depth > krpc_param_depth.max)
-		return ERR_PTR(-EINVAL);
-
-	clnt = kzalloc(sizeof(*clnt), GFP_KERNEL);
-	if (!clnt)
+	conn = krpc_conn_alloc(ops, net, false, depth);
+	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	conn = krpc_conn_alloc(&krpc_rdma_ops, net, false, depth);
-	if (!conn) {
-		ret = -ENOMEM;
-		goto out_free_clnt;
-	}
 	conn->peer = opts->addr;
 	if (opts->pool) {
 		/* The transport checks it against the device (krpc_rdma_setup). */
@@ -107,18 +115,74 @@ struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 		wait_for_completion(&conn->dead);
 		goto out_put_conn;
 	}
+	krpc_conn_unlock(conn);
+	return conn;
+
+out_put_conn:
+	krpc_conn_put(conn);
+	return ERR_PTR(ret);
+}
+
+/**
+ * krpc_client_create() - connect to a server
+ * @opts:	where and how
+ *
+ * Resolves the address in the namespace, connects and completes the krpc
+ * handshake over the transport @opts->transport chooses (enum krpc_xprt;
+ * KRPC_XPRT_AUTO tries RDMA first and TCP when the address has no RDMA
+ * device or the RDMA connect is refused, unreachable or times out; the
+ * transport used is in krpc_conn_info.transport).  A server that rejects
+ * the handshake makes this fail with the reason mapped to an errno
+ * (-EPROTONOSUPPORT: protocol version; -EINVAL: parameters;
+ * -ECONNREFUSED: other reasons, also logged).
+ *
+ * Context: process context, sleeps up to the connect timeout (twice with
+ * KRPC_XPRT_AUTO).
+ * Return: the client, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
+ * -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EPROTONOSUPPORT, ...).
+ */
+struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
+{
+	unsigned int depth = opts->depth ? opts->depth : krpc_param(depth);
+	struct net *net = opts->net ? opts->net : current->nsproxy->net_ns;
+	struct krpc_client *clnt;
+	struct krpc_conn *conn;
+	unsigned int transport;
+	int ret;
+
+	might_sleep();
+	ret = addr_check(&opts->addr);
+	if (ret)
+		return ERR_PTR(ret);
+	if (depth > krpc_param_depth.max)
+		return ERR_PTR(-EINVAL);
+	ret = krpc_xprt_resolve(opts->transport, &transport);
+	if (ret)
+		return ERR_PTR(ret);
+
+	clnt = kzalloc(sizeof(*clnt), GFP_KERNEL);
+	if (!clnt)
+		return ERR_PTR(-ENOMEM);
+	conn = conn_open(opts, transport == KRPC_XPRT_TCP ? &krpc_tcp_ops :
+			 &krpc_rdma_ops, net, depth);
+	if (IS_ERR(conn) && transport == KRPC_XPRT_AUTO &&
+	    may_fall_back(PTR_ERR(conn))) {
+		pr_info("%pISpc: RDMA connect failed (%ld), trying TCP\n",
+			&opts->addr, PTR_ERR(conn));
+		atomic64_inc(&krpc_stats.tcp_fallbacks);
+		conn = conn_open(opts, &krpc_tcp_ops, net, depth);
+	}
+	if (IS_ERR(conn)) {
+		kfree(clnt);
+		return ERR_CAST(conn);
+	}
+	krpc_conn_lock(conn);
 	clnt->conn = conn;
 	clnt->ops = opts->ops;
 	clnt->priv = opts->priv;
 	conn->clnt = clnt;
 	krpc_conn_unlock(conn);
 	return clnt;
-
-out_put_conn:
-	krpc_conn_put(conn);
-out_free_clnt:
-	kfree(clnt);
-	return ERR_PTR(ret);
 }
 KRPC_EXPORT(krpc_client_create);
 

@@ -14,6 +14,7 @@
 #include "transport.h"
 #include "pool.h"
 #include "inject.h"
+#include "wire.h"
 
 const char *const krpc_stat_names[KRPC_STAT_NR] = {
 	[KRPC_STAT_CALLS]		= "calls",
@@ -40,6 +41,44 @@ static_assert(sizeof(struct krpc_conn_stats) == KRPC_STAT_NR * sizeof(u64));
 static LIST_HEAD(krpc_conns);
 static DEFINE_SPINLOCK(krpc_conns_lock);
 static atomic_t krpc_conn_ids = ATOMIC_INIT(0);
+
+/*
+ * Handshake checks every transport makes first (rdma_cm private data, TCP
+ * hello): magic and version.  On failure *reason and *value say why, in the
+ * form a reject carries.
+ */
+int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
+			  u32 *value)
+{
+	*value = 0;
+	*reason = KRPC_REJ_MAGIC;
+	if (be32_to_cpu(magic) != KRPC_WIRE_MAGIC)
+		return -EPROTO;
+	if (le16_to_cpu(version) != KRPC_WIRE_VERSION) {
+		*reason = KRPC_REJ_VERSION;
+		*value = KRPC_WIRE_VERSION;
+		return -EPROTONOSUPPORT;
+	}
+	*reason = KRPC_REJ_PARAMS;
+	return 0;
+}
+
+/* The errno a client sees for a krpc reject reason. */
+int krpc_wire_reject_errno(u16 reason)
+{
+	switch (reason) {
+	case KRPC_REJ_VERSION:
+		return -EPROTONOSUPPORT;
+	case KRPC_REJ_PARAMS:
+		return -EINVAL;
+	case KRPC_REJ_FEATURES:
+		return -EOPNOTSUPP;
+	case KRPC_REJ_RESOURCES:
+		return -ENOBUFS;
+	default:
+		return -ECONNREFUSED;
+	}
+}
 
 void krpc_conn_stat_add(struct krpc_conn *conn, enum krpc_stat s, u64 n)
 {
@@ -276,6 +315,7 @@ void krpc_conn_fill_info_locked(struct krpc_conn *conn,
 	info->queued = conn->nr_backlog;
 	info->inline_max = conn->inline_max;
 	info->max_msg = conn->max_msg;
+	info->transport = conn->ops->id;
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		out[i] = atomic64_read(&conn->stats[i]);
 	if (conn->ops->query && conn->state != KRPC_CONN_CONNECTING)

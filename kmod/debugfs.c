@@ -40,6 +40,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(conns_total);
 	STAT(conns_rejected);
 	STAT(protocol_errors);
+	STAT(tcp_fallbacks);
 	STAT(pools);
 	STAT(pool_empty);
 	STAT(dma_mapped);

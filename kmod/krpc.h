@@ -7,6 +7,11 @@
  * namespace KRPC (use KRPC_IMPORT_NS() or MODULE_IMPORT_NS(KRPC)).
  * Documentation/kernel-api.rst renders the kernel-doc below.
  *
+ * Transports: RDMA (rdma_cm, the default) or TCP (in-kernel sockets), chosen
+ * per client and per server (enum krpc_xprt); a server may listen on both.
+ * Over TCP every payload is copied once on receive (counted in
+ * krpc_conn_stats.copies); the API and the RPC semantics are the same.
+ *
  * Model: a server listens on an address and port and registers handlers for
  * u32 method ids; a client connects to one server.  A call carries a request
  * payload and returns a status and a reply payload.  Payloads live in
@@ -86,6 +91,25 @@ struct krpc_payload {
 };
 
 /* ---------------------------------------------------------------------- */
+/* Transports */
+
+/**
+ * enum krpc_xprt - transport of a client or server
+ * @KRPC_XPRT_DEFAULT:	module parameter "transport"
+ * @KRPC_XPRT_RDMA:	RDMA only
+ * @KRPC_XPRT_TCP:	TCP only
+ * @KRPC_XPRT_AUTO:	client: RDMA, falling back to TCP when the address
+ *			has no RDMA device or the RDMA connect is refused or
+ *			unreachable; server: listen on both
+ */
+enum krpc_xprt {
+	KRPC_XPRT_DEFAULT	= 0,
+	KRPC_XPRT_RDMA		= 1,
+	KRPC_XPRT_TCP		= 2,
+	KRPC_XPRT_AUTO		= 3,
+};
+
+/* ---------------------------------------------------------------------- */
 /* Client */
 
 /**
@@ -114,7 +138,9 @@ struct krpc_client_ops {
  * @pool:	optional registered pool for the connection (receives,
  *		payloads) instead of the device's default pool; it must be
  *		mapped for the device the address resolves to, else the
- *		connection fails with -EXDEV.  Referenced by the client.
+ *		connection fails with -EXDEV (over TCP any pool will do).
+ *		Referenced by the client.
+ * @transport:	enum krpc_xprt
  */
 struct krpc_client_opts {
 	struct net *net;
@@ -125,6 +151,7 @@ struct krpc_client_opts {
 	const struct krpc_client_ops *ops;
 	void *priv;
 	struct krpc_pool *pool;
+	unsigned int transport;
 };
 
 struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts);
@@ -245,7 +272,9 @@ enum krpc_conn_state {
  *		of new memory)
  * @dp_regs:	memory registrations or DMA mappings done on the data path;
  *		0 for pool buffers
- * @copies:	payload copies; 0 for pool buffers over RDMA
+ * @copies:	payload copies; 0 for pool buffers over RDMA; over TCP one
+ *		per payload received and one per payload sent (the socket
+ *		copies it)
  */
 struct krpc_conn_stats {
 	u64 calls;
@@ -277,6 +306,7 @@ struct krpc_conn_stats {
  * @send_credits: messages the peer can receive now
  * @inline_max:	largest payload sent inline; larger ones go by RDMA
  * @max_msg:	largest payload either side accepts
+ * @transport:	KRPC_XPRT_RDMA or KRPC_XPRT_TCP
  * @stats:	counters
  */
 struct krpc_conn_info {
@@ -288,6 +318,7 @@ struct krpc_conn_info {
 	unsigned int send_credits;
 	unsigned int inline_max;
 	unsigned int max_msg;
+	unsigned int transport;
 	struct krpc_conn_stats stats;
 };
 
@@ -305,12 +336,15 @@ int krpc_client_query(struct krpc_client *clnt, struct krpc_conn_info *info);
  *		module parameter "depth"
  * @pool:	optional registered pool for every accepted connection, as
  *		krpc_client_opts.pool; referenced by the server
+ * @transport:	enum krpc_xprt; KRPC_XPRT_AUTO listens on RDMA and TCP
+ *		on the same port number
  */
 struct krpc_server_opts {
 	struct net *net;
 	struct sockaddr_storage addr;
 	unsigned int depth;
 	struct krpc_pool *pool;
+	unsigned int transport;
 };
 
 /**

@@ -90,6 +90,7 @@ struct krpc_global_stats {
 	atomic64_t conns_total;
 	atomic64_t conns_rejected;
 	atomic64_t protocol_errors;
+	atomic64_t tcp_fallbacks;
 	atomic64_t pools;
 	atomic64_t pool_empty;
 	atomic64_t dma_mapped;		/* pool segments mapped for DMA */
@@ -115,7 +116,7 @@ extern struct krpc_param krpc_param_depth, krpc_param_buf_size,
 	krpc_param_pool_medium, krpc_param_pool_large,
 	krpc_param_call_timeout_ms, krpc_param_connect_timeout_ms,
 	krpc_param_ka_interval_ms, krpc_param_ka_timeout_ms,
-	krpc_param_rnr_retry, krpc_param_upool_max_mb;
+	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport;
 
 int krpc_params_check(void);
 struct krpc_pool_cfg;
@@ -274,6 +275,9 @@ void krpc_conn_connect_failed(struct krpc_conn *conn, int err);
 void krpc_conn_dead_locked(struct krpc_conn *conn, int reason);
 void krpc_conn_teardown_done(struct krpc_conn *conn);
 int krpc_conns_show(struct seq_file *m, void *unused);
+int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
+			  u32 *value);
+int krpc_wire_reject_errno(u16 reason);
 void krpc_conn_fill_info_locked(struct krpc_conn *conn,
 				struct krpc_conn_info *info);
 
@@ -355,8 +359,8 @@ void *krpc_client_priv_of(struct krpc_client *clnt);
  * @net:	namespace to listen in (referenced)
  * @addr:	listen address
  * @depth:	largest depth granted
- * @ops:	transport
- * @xprt:	transport's listener state
+ * @xprt:	RDMA listener state, or NULL
+ * @tcp_xprt:	TCP listener state, or NULL
  * @methods:	method id -> struct krpc_method
  * @lock:	@conns, @stopping
  * @conns:	accepted connections alive
@@ -370,8 +374,8 @@ struct krpc_server {
 	struct net *net;
 	struct sockaddr_storage addr;
 	u32 depth;
-	const struct krpc_transport_ops *ops;
 	void *xprt;
+	void *tcp_xprt;
 	struct xarray methods;
 	struct mutex lock;
 	struct list_head conns;
@@ -464,5 +468,9 @@ extern struct dentry *krpc_debugfs_root;
 
 int krpc_rdma_init(void);
 void krpc_rdma_exit(void);
+void krpc_tcp_exit(void);
+
+/* Transport choice (client.c): enum krpc_xprt, DEFAULT resolved. */
+int krpc_xprt_resolve(unsigned int transport, unsigned int *out);
 
 #endif /* KRPC_PRIV_H */

@@ -81,6 +81,8 @@ static void __exit krpc_exit(void)
 	krpc_chardev_exit();
 	/* Removes every device: tears down what connections remain. */
 	krpc_device_exit();
+	/* Kernel users are gone: drop the TCP pool. */
+	krpc_tcp_exit();
 	krpc_server_exit();
 	krpc_rpc_exit();
 	destroy_workqueue(krpc_handler_wq);

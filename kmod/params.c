@@ -71,6 +71,8 @@ KRPC_PARAM(ka_timeout_ms, 5000, 200, 600000, 0644,
 	   "declare the peer dead after this long without receiving");
 KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
 	   "pool memory (MiB) one user may have mapped through /dev/krpc, also with CAP_IPC_LOCK");
+KRPC_PARAM(transport, 1, 1, 3, 0644,
+	   "transport of clients and servers that do not choose: 1 rdma, 2 tcp, 3 auto (client: rdma, else tcp; server: both)");
 KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,
 	   "RNR retry count of QPs; 0 makes any RNR NAK fatal and counted");
 

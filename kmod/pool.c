@@ -96,13 +96,15 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 		if (!page)
 			goto out_free;
 		buf->segs[i].page = page;
+		sg_set_page(&buf->sgl[i], page, 1U << c->seg_shift, 0);
+		if (!pool->ibdev)
+			continue;	/* host memory: TCP only */
 		dma = ib_dma_map_page(pool->ibdev, page, 0, 1UL << c->seg_shift,
 				      DMA_BIDIRECTIONAL);
 		if (ib_dma_mapping_error(pool->ibdev, dma))
 			goto out_free;
 		buf->segs[i].dma = dma;
 		atomic64_inc(&krpc_stats.dma_mapped);
-		sg_set_page(&buf->sgl[i], page, 1U << c->seg_shift, 0);
 		sg_dma_address(&buf->sgl[i]) = dma;
 		sg_dma_len(&buf->sgl[i]) = 1U << c->seg_shift;
 	}
@@ -175,7 +177,8 @@ void krpc_pool_put(struct krpc_pool *pool)
 
 /**
  * krpc_pool_create() - allocate and DMA-map a pool for a device
- * @ibdev:	device the buffers are mapped for
+ * @ibdev:	device the buffers are mapped for, or NULL for a pool of
+ *		plain host memory (TCP connections only)
  * @cfg:	sizes, already validated (params.c)
  *
  * Context: process context, may sleep for a long time (the whole pool is
@@ -227,7 +230,7 @@ struct krpc_pool *krpc_pool_create(struct ib_device *ibdev,
 	}
 	atomic64_inc(&krpc_stats.pools);
 	pr_info("pool for %s: %u x %u B, %u x %u B, %u x %u B\n",
-		dev_name(&ibdev->dev),
+		ibdev ? dev_name(&ibdev->dev) : "TCP",
 		pool->cls[0].count, pool->cls[0].size,
 		pool->nr_class > 1 ? pool->cls[1].count : 0,
 		pool->nr_class > 1 ? pool->cls[1].size : 0,
@@ -243,7 +246,8 @@ out_free_bufs:
 	kvfree(pool->all_bufs);
 out_free_pool:
 	kfree(pool);
-	pr_err("cannot allocate the buffer pool for %s\n", dev_name(&ibdev->dev));
+	pr_err("cannot allocate the buffer pool for %s\n",
+	       ibdev ? dev_name(&ibdev->dev) : "TCP");
 	return ERR_PTR(-ENOMEM);
 }
 ALLOW_ERROR_INJECTION(krpc_pool_create, ERRNO);
@@ -483,6 +487,8 @@ void krpc_buf_sync(struct krpc_buf *buf, u32 off, u32 len, bool for_device)
 	struct ib_device *ibdev = buf->pool->ibdev;
 	u32 seg_size = 1U << buf->seg_shift;
 
+	if (!ibdev)
+		return;
 	while (len) {
 		unsigned int i = off >> buf->seg_shift;
 		u32 in = off & (seg_size - 1);

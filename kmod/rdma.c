@@ -720,6 +720,7 @@ static void rdma_query(struct krpc_conn *conn, struct krpc_conn_info *info)
 
 const struct krpc_transport_ops krpc_rdma_ops = {
 	.name		= "rdma",
+	.id		= KRPC_XPRT_RDMA,
 	.connect	= krpc_rdma_connect,
 	.listen		= krpc_rdma_listen,
 	.unlisten	= krpc_rdma_unlisten,

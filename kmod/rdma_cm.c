@@ -67,27 +67,23 @@ static int cp_parse(const void *data, u8 len, struct cp_vals *v,
 		    u16 *reason, u32 *value)
 {
 	struct krpc_wire_conn cp;
+	int ret;
 
 	*value = 0;
 	*reason = KRPC_REJ_MAGIC;
 	if (!data || len < sizeof(cp))
 		return -EPROTO;
 	memcpy(&cp, data, sizeof(cp));
-	if (be32_to_cpu(cp.magic) != KRPC_WIRE_MAGIC)
-		return -EPROTO;
+	ret = krpc_wire_check_magic(cp.magic, cp.version, reason, value);
+	if (ret)
+		return ret;
 	v->version = le16_to_cpu(cp.version);
-	if (v->version != KRPC_WIRE_VERSION) {
-		*reason = KRPC_REJ_VERSION;
-		*value = KRPC_WIRE_VERSION;
-		return -EPROTONOSUPPORT;
-	}
 	v->depth = le16_to_cpu(cp.depth);
 	v->credits = le16_to_cpu(cp.credits);
 	v->features = le64_to_cpu(cp.features);
 	v->recv_size = le32_to_cpu(cp.recv_size);
 	v->max_msg = le32_to_cpu(cp.max_msg);
 	v->inline_max = le32_to_cpu(cp.inline_max);
-	*reason = KRPC_REJ_PARAMS;
 	if (cp.reserved0)
 		return -EINVAL;
 	if (!v->depth || v->depth > krpc_param_depth.max) {
@@ -159,18 +155,7 @@ static int rejected(struct krpc_rdma_conn *rc, struct rdma_cm_event *ev)
 		reason < KRPC_REJ_NR && reject_names[reason] ?
 		reject_names[reason] : "unknown reason",
 		le32_to_cpu(rej.value), le16_to_cpu(rej.version));
-	switch (reason) {
-	case KRPC_REJ_VERSION:
-		return -EPROTONOSUPPORT;
-	case KRPC_REJ_PARAMS:
-		return -EINVAL;
-	case KRPC_REJ_FEATURES:
-		return -EOPNOTSUPP;
-	case KRPC_REJ_RESOURCES:
-		return -ENOBUFS;
-	default:
-		return -ECONNREFUSED;
-	}
+	return krpc_wire_reject_errno(reason);
 }
 
 static void conn_param_init(struct rdma_conn_param *p, struct ib_device *dev,

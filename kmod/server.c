@@ -71,9 +71,37 @@ static void srv_req_put(struct krpc_server *srv)
 		wake_up(&srv->wq);
 }
 
+/*
+ * KRPC_XPRT_AUTO listens on both transports on the same port number; an
+ * RDMA listener that cannot be made (no RDMA device for the address) is
+ * then not an error as long as the TCP one works.
+ */
+static int server_listen(struct krpc_server *srv, unsigned int transport)
+{
+	int ret;
+
+	if (transport != KRPC_XPRT_TCP) {
+		ret = krpc_rdma_ops.listen(srv);
+		if (ret && transport == KRPC_XPRT_RDMA)
+			return ret;
+		if (ret)
+			pr_info("server on %pISpc: no RDMA listener (%d), TCP only\n",
+				&srv->addr, ret);
+	}
+	if (transport != KRPC_XPRT_RDMA) {
+		ret = krpc_tcp_ops.listen(srv);
+		if (ret) {
+			if (srv->xprt)
+				krpc_rdma_ops.unlisten(srv);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /**
  * krpc_server_create() - listen for clients
- * @opts:	where
+ * @opts:	where, and over which transport (&krpc_server_opts.transport)
  *
  * Context: process context, may sleep.
  * Return: the server, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
@@ -83,6 +111,7 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 {
 	struct net *net = opts->net ? opts->net : current->nsproxy->net_ns;
 	unsigned int depth = opts->depth ? opts->depth : krpc_param(depth);
+	unsigned int transport;
 	struct krpc_server *srv;
 	int ret;
 
@@ -91,6 +120,9 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 		return ERR_PTR(-EAFNOSUPPORT);
 	if (depth > krpc_param_depth.max)
 		return ERR_PTR(-EINVAL);
+	ret = krpc_xprt_resolve(opts->transport, &transport);
+	if (ret)
+		return ERR_PTR(ret);
 
 	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
 	if (!srv)
@@ -103,14 +135,13 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 		krpc_pool_get(opts->pool);
 		srv->pool = opts->pool;
 	}
-	srv->ops = &krpc_rdma_ops;
 	xa_init(&srv->methods);
 	mutex_init(&srv->lock);
 	INIT_LIST_HEAD(&srv->conns);
 	atomic_set(&srv->nr_reqs, 0);
 	init_waitqueue_head(&srv->wq);
 
-	ret = srv->ops->listen(srv);
+	ret = server_listen(srv, transport);
 	if (ret) {
 		krpc_server_put(srv);
 		return ERR_PTR(ret);
@@ -139,7 +170,10 @@ void krpc_server_destroy(struct krpc_server *srv)
 	srv->stopping = true;
 	mutex_unlock(&srv->lock);
 
-	srv->ops->unlisten(srv);
+	if (srv->xprt)
+		krpc_rdma_ops.unlisten(srv);
+	if (srv->tcp_xprt)
+		krpc_tcp_ops.unlisten(srv);
 
 	mutex_lock(&srv->lock);
 	list_for_each_entry(conn, &srv->conns, srv_node)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The boundary between the RPC core (rpc.c, conn.c, server.c: calls,
- * slots, timeouts, methods) and a transport (rdma*.c now, TCP later).
+ * slots, timeouts, methods) and a transport (rdma*.c, tcp*.c).
  * The core never calls verbs; a transport never decides RPC semantics.
  *
  * Calls from the core into a transport marked "locked" run with
@@ -23,6 +23,7 @@ struct krpc_conn_info;
 /**
  * struct krpc_transport_ops - what a transport provides
  * @name:	"rdma", "tcp"
+ * @id:		KRPC_XPRT_RDMA, KRPC_XPRT_TCP (krpc_conn_info.transport)
  * @connect:	start connecting @conn to @opts->addr; report the outcome with
  *		krpc_conn_established() or krpc_conn_connect_failed().
  *		Process context.
@@ -53,6 +54,7 @@ struct krpc_conn_info;
  */
 struct krpc_transport_ops {
 	const char *name;
+	unsigned int id;
 	int (*connect)(struct krpc_conn *conn,
 		       const struct krpc_client_opts *opts);
 	int (*listen)(struct krpc_server *srv);
@@ -66,5 +68,6 @@ struct krpc_transport_ops {
 };
 
 extern const struct krpc_transport_ops krpc_rdma_ops;
+extern const struct krpc_transport_ops krpc_tcp_ops;
 
 #endif /* KRPC_TRANSPORT_H */

@@ -451,12 +451,13 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 	/* Held across creation: the device cannot go half-way. */
 	mutex_lock(&udevs_lock);
 	d = udev_find(pc->device);
-	if (!d) {
+	if (!d && pc->device[0]) {
 		mutex_unlock(&udevs_lock);
 		ret = -ENODEV;
 		goto out_free;
 	}
-	pool = krpc_pool_create(d->ibdev, &cfg);
+	/* No RDMA device at all: host memory, for TCP connections. */
+	pool = krpc_pool_create(d ? d->ibdev : NULL, &cfg);
 	if (IS_ERR(pool)) {
 		mutex_unlock(&udevs_lock);
 		ret = PTR_ERR(pool);
@@ -466,7 +467,8 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 	pool->owner = up;
 	pool->owner_ops = &upool_owner_ops;
 	up->pool = pool;
-	list_add_tail(&up->kdev_node, &d->pools);
+	if (d)
+		list_add_tail(&up->kdev_node, &d->pools);
 	mutex_unlock(&udevs_lock);
 
 	ret = upool_fill_pages(up);

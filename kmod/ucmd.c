@@ -252,7 +252,9 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	struct krpc_upool *up;
 	int ret;
 
-	if (c->flags || c->reserved0 || !reserved_zero(c->reserved, 2))
+	if (c->flags || c->reserved0 || c->reserved1 || c->reserved)
+		return -EINVAL;
+	if (c->transport > KRPC_TRANSPORT_AUTO)
 		return -EINVAL;
 	if (c->connect_timeout_ms > KRPC_TIMEOUT_MAX_MS ||
 	    c->call_timeout_ms > KRPC_TIMEOUT_MAX_MS ||
@@ -284,10 +286,17 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	opts.timeout_ms = c->call_timeout_ms;
 	opts.connect_timeout_ms = c->connect_timeout_ms;
 	opts.pool = up->pool;
+	opts.transport = c->transport;
 	clnt = krpc_client_create(&opts);
 	if (IS_ERR(clnt)) {
 		ret = PTR_ERR(clnt);
 		goto out_free;
+	}
+	{
+		struct krpc_conn_info info;
+
+		krpc_client_query(clnt, &info);
+		*res2 = info.transport;
 	}
 	uconn->clnt = clnt;
 	ret = krpc_uobj_add(kf, &uconn->obj, KRPC_UOBJ_CONN, uconn_free);
@@ -545,6 +554,11 @@ int krpc_ucmd_exec(struct krpc_ucmd *uc, const void *payload, bool nonblock,
 	BUILD_BUG_ON(ARRAY_SIZE(ucmd_defs) !=
 		     UCMD_NR(KRPC_CMD_BUF_FREE) + 1);
 	BUILD_BUG_ON(sizeof(struct krpc_cmd_connect) > KRPC_UCMD_PAYLOAD);
+	/* The ABI's transport numbers are the kernel API's. */
+	BUILD_BUG_ON(KRPC_TRANSPORT_DEFAULT != KRPC_XPRT_DEFAULT ||
+		     KRPC_TRANSPORT_RDMA != KRPC_XPRT_RDMA ||
+		     KRPC_TRANSPORT_TCP != KRPC_XPRT_TCP ||
+		     KRPC_TRANSPORT_AUTO != KRPC_XPRT_AUTO);
 	BUILD_BUG_ON(sizeof(struct krpc_cmd_call) > KRPC_UCMD_PAYLOAD);
 	BUILD_BUG_ON(sizeof(struct krpc_cmd_cancel) > KRPC_UCMD_PAYLOAD);
 	BUILD_BUG_ON(sizeof(struct krpc_cmd_slot) > KRPC_UCMD_PAYLOAD);

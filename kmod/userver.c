@@ -416,8 +416,8 @@ static int listen_check(struct krpc_file *kf, const struct krpc_listen *l,
 {
 	int ret;
 
-	if (l->flags || l->reserved || l->handle || l->desc_offset ||
-	    l->desc_length)
+	if (l->flags || l->handle || l->desc_offset || l->desc_length ||
+	    l->transport > KRPC_TRANSPORT_AUTO)
 		return -EINVAL;
 	if (!l->nr_slots || l->nr_slots > KRPC_SLOTS_MAX ||
 	    !l->nr_methods || l->nr_methods > KRPC_METHODS_MAX ||
@@ -470,6 +470,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 	opts.net = kf->net;
 	opts.depth = l.depth;
 	opts.pool = up->pool;
+	opts.transport = l.transport;
 	us->srv = krpc_server_create(&opts);
 	if (IS_ERR(us->srv)) {
 		ret = PTR_ERR(us->srv);

@@ -163,9 +163,49 @@ struct krpc_wire_reject {
 	__le32	reserved;
 };
 
+/*
+ * TCP framing.  A TCP connection starts with one struct krpc_wire_hello
+ * each way (client first; the server answers with its own, which either
+ * accepts with the negotiated values or rejects with @reject).  Then the
+ * stream is a sequence of messages, each a struct krpc_wire_hdr followed by
+ * exactly hdr.len payload bytes.  On TCP: hdr.credits is 0 (the socket
+ * buffers are the flow control; the depth bounds calls in flight), the only
+ * header flag is KRPC_WF_RDV_REPLY on a REQUEST, whose rep.len (rep.addr and
+ * rep.rkey 0) tells the server the largest reply beyond the inline size the
+ * client has room for, and hdr.req is zero.  A receiver checks hdr.len
+ * against the negotiated limits before it allocates anything.
+ */
+
+/**
+ * struct krpc_wire_hello - first bytes of a TCP connection, each way
+ * @magic:	KRPC_WIRE_MAGIC, big endian
+ * @version:	KRPC_WIRE_VERSION of the sender
+ * @depth:	client: outstanding calls wanted; server: granted
+ * @max_msg:	largest payload the sender sends or accepts (server: the
+ *		negotiated minimum)
+ * @inline_max:	largest reply payload the sender accepts without a reply
+ *		region (server: the negotiated minimum)
+ * @reject:	server: 0 to accept, else enum krpc_reject_reason; client: 0
+ * @reserved0:	zero
+ * @value:	reject detail (as krpc_wire_reject.value)
+ * @reserved:	zero
+ */
+struct krpc_wire_hello {
+	__be32	magic;
+	__le16	version;
+	__le16	depth;
+	__le32	max_msg;
+	__le32	inline_max;
+	__le16	reject;
+	__le16	reserved0;
+	__le32	value;
+	__le32	reserved[2];
+};
+
 static_assert(sizeof(struct krpc_wire_rdv) == 16);
 static_assert(sizeof(struct krpc_wire_hdr) == KRPC_HDR_SIZE);
 static_assert(sizeof(struct krpc_wire_conn) == 32);
 static_assert(sizeof(struct krpc_wire_reject) == 16);
+static_assert(sizeof(struct krpc_wire_hello) == 32);
 
 #endif /* KRPC_WIRE_H */

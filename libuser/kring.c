@@ -175,16 +175,29 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 int krpc_connect(struct krpc *k, const struct krpc_pool *pool,
 		 const struct sockaddr *sa, socklen_t salen, uint32_t depth)
 {
+	return krpc_connect_xprt(k, pool, sa, salen, depth,
+				 KRPC_TRANSPORT_DEFAULT, NULL);
+}
+
+int krpc_connect_xprt(struct krpc *k, const struct krpc_pool *pool,
+		      const struct sockaddr *sa, socklen_t salen,
+		      uint32_t depth, uint32_t transport, uint32_t *used)
+{
 	struct krpc_cmd_connect c;
+	uint64_t res2 = 0;
 	int ret;
 
 	memset(&c, 0, sizeof(c));
 	c.pool = pool->handle;
 	c.depth = depth;
+	c.transport = transport;
 	ret = krpc_addr_set(&c.addr, sa, salen);
 	if (ret)
 		return ret;
-	return krpc_cmd_sync(k, KRPC_CMD_CONNECT, &c, sizeof(c), NULL);
+	ret = krpc_cmd_sync(k, KRPC_CMD_CONNECT, &c, sizeof(c), &res2);
+	if (ret >= 0 && used)
+		*used = (uint32_t)res2;
+	return ret;
 }
 
 int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,

@@ -181,12 +181,23 @@ int krpc_listen(int fd, const struct krpc_pool *pool,
 		const uint32_t *methods, uint32_t nr_methods,
 		struct krpc_srv *srv)
 {
+	return krpc_listen_xprt(fd, pool, sa, salen, nr_slots, methods,
+				nr_methods, KRPC_TRANSPORT_DEFAULT, srv);
+}
+
+int krpc_listen_xprt(int fd, const struct krpc_pool *pool,
+		     const struct sockaddr *sa, socklen_t salen,
+		     uint32_t nr_slots, const uint32_t *methods,
+		     uint32_t nr_methods, uint32_t transport,
+		     struct krpc_srv *srv)
+{
 	struct krpc_listen l;
 	void *desc;
 	int ret;
 
 	memset(&l, 0, sizeof(l));
 	l.size = sizeof(l);
+	l.transport = transport;
 	l.pool = pool->handle;
 	l.nr_slots = nr_slots;
 	l.nr_methods = nr_methods;

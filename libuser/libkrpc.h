@@ -167,6 +167,28 @@ int krpc_listen(int fd, const struct krpc_pool *pool,
 		struct krpc_srv *srv);
 
 /**
+ * krpc_listen_xprt() - krpc_listen() over a chosen transport
+ * @fd:		/dev/krpc
+ * @pool:	pool of its connections
+ * @sa:		local address (may be the wildcard) and port
+ * @salen:	its length
+ * @nr_slots:	parallel FETCHes (1..KRPC_SLOTS_MAX)
+ * @methods:	method ids served
+ * @nr_methods:	1..KRPC_METHODS_MAX
+ * @transport:	KRPC_TRANSPORT_* (AUTO: RDMA and TCP on the same port);
+ *		krpc_listen() passes KRPC_TRANSPORT_DEFAULT
+ * @srv:	filled in
+ *
+ * Return: 0, or -errno (-EINVAL for an unknown @transport, else as
+ * krpc_listen()).
+ */
+int krpc_listen_xprt(int fd, const struct krpc_pool *pool,
+		     const struct sockaddr *sa, socklen_t salen,
+		     uint32_t nr_slots, const uint32_t *methods,
+		     uint32_t nr_methods, uint32_t transport,
+		     struct krpc_srv *srv);
+
+/**
  * krpc_srv_close() - stop a server and unmap its descriptors
  * @fd:		/dev/krpc
  * @srv:	from krpc_listen()
@@ -286,6 +308,25 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
  */
 int krpc_connect(struct krpc *k, const struct krpc_pool *pool,
 		 const struct sockaddr *sa, socklen_t salen, uint32_t depth);
+
+/**
+ * krpc_connect_xprt() - krpc_connect() over a chosen transport
+ * @k:		the device
+ * @pool:	pool of the connection
+ * @sa:		server address
+ * @salen:	its length
+ * @depth:	calls in flight on the wire, 0 for the default
+ * @transport:	KRPC_TRANSPORT_* (AUTO: RDMA, falling back to TCP);
+ *		krpc_connect() passes KRPC_TRANSPORT_DEFAULT
+ * @used:	if not NULL, receives the transport the connection uses
+ *		(KRPC_TRANSPORT_RDMA or KRPC_TRANSPORT_TCP)
+ *
+ * Return: a connection handle, or -errno (-EINVAL for an unknown
+ * @transport).
+ */
+int krpc_connect_xprt(struct krpc *k, const struct krpc_pool *pool,
+		      const struct sockaddr *sa, socklen_t salen,
+		      uint32_t depth, uint32_t transport, uint32_t *used);
 
 /**
  * struct krpc_reply - where a reply landed

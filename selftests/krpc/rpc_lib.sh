@@ -11,6 +11,18 @@
 
 RPC_PORT=${RPC_PORT:-18515}
 
+# Transport the rpc tests run over: KRPC_TRANSPORT=rdma (default), tcp or
+# auto; the *_tcp.sh tests are the same scripts with KRPC_TRANSPORT=tcp.
+# RPC_XPRT is its enum krpc_xprt number, the value krpc_test.ko takes.
+KRPC_TRANSPORT=${KRPC_TRANSPORT:-rdma}
+case "$KRPC_TRANSPORT" in
+rdma) RPC_XPRT=1 ;;
+tcp)  RPC_XPRT=2 ;;
+auto) RPC_XPRT=3 ;;
+*)    echo "KRPC_TRANSPORT=$KRPC_TRANSPORT: want rdma, tcp or auto" >&2; exit 1 ;;
+esac
+echo "# transport: $KRPC_TRANSPORT"
+
 # Debug kernels (KASAN, lockdep) under emulation are tens of times slower:
 # stretch every timing the tests depend on by RPC_SLOW.
 case "$(uname -r)" in
@@ -27,8 +39,11 @@ rpc_krpc_load() {
 }
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
-# rpc_insmod NAME: load krpc_test or krpc_peer
-rpc_insmod() { insmod "$(rpc_mod_dir)/$1.ko" slow="$RPC_SLOW"; }
+# rpc_insmod NAME: load krpc_test or krpc_peer (clients and servers over
+# $KRPC_TRANSPORT until a "transport" command says otherwise)
+rpc_insmod() {
+	insmod "$(rpc_mod_dir)/$1.ko" slow="$RPC_SLOW" transport="$RPC_XPRT"
+}
 
 rpc_rmmod() { [ -d "/sys/module/$1" ] && rmmod "$1"; return 0; }
 

@@ -4,6 +4,7 @@
 # order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
 # and rendezvous), unknown method, handler error, one-way messages, a reply
 # too large for the caller, and a handshake rejected for its version.
+# rpc_semantics_tcp.sh runs it over TCP.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -33,7 +34,10 @@ rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
 rpc_check "1000 one-way messages" krpc_test oneway 1000
 rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
-rpc_check "no RNR NAK, data-path registration or copy" krpc_test counters
+rpc_check "no RNR NAK or data-path registration; copies as the transport makes them" \
+	krpc_test counters
+ktap_check "connection is over $KRPC_TRANSPORT" \
+	test "$(rpc_info krpc_test transport)" = "$RPC_XPRT"
 ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
 rpc_check "unanswered timeouts on half the slots reset the connection" \
 	krpc_test zombies

@@ -188,6 +188,18 @@ TEST_F(abi, reserved_fields_and_unknown_flags)
 	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
 					 sizeof(cn), NULL));
 	cn.flags = 0;
+	cn.reserved1 = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.reserved1 = 0;
+	cn.reserved = 1;
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.reserved = 0;
+	cn.transport = KRPC_TRANSPORT_AUTO + 1;	/* unknown transport */
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.transport = 0;
 	cn.addr.family = 12345;
 	EXPECT_EQ(-EAFNOSUPPORT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT,
 					       &cn, sizeof(cn), NULL));
@@ -359,6 +371,28 @@ TEST_F(abi, slots)
 		EXPECT_EQ(-EADDRNOTAVAIL, krpc_listen(k.fd, &pool,
 						   (struct sockaddr *)&sin,
 						   sizeof(sin), 2, &m, 1, &srv2));
+		/* An unknown transport. */
+		EXPECT_EQ(-EINVAL, krpc_listen_xprt(k.fd, &pool,
+						    (struct sockaddr *)&sin,
+						    sizeof(sin), 2, &m, 1,
+						    KRPC_TRANSPORT_AUTO + 1,
+						    &srv2));
+		/* TCP on the same port number: its own port space. */
+		ASSERT_EQ(0, krpc_listen_xprt(k.fd, &pool,
+					      (struct sockaddr *)&sin,
+					      sizeof(sin), 2, &m, 1,
+					      KRPC_TRANSPORT_TCP, &srv2));
+		/* And twice on TCP: the socket layer's answer. */
+		{
+			struct krpc_srv srv3;
+
+			EXPECT_EQ(-EADDRINUSE,
+				  krpc_listen_xprt(k.fd, &pool,
+						   (struct sockaddr *)&sin,
+						   sizeof(sin), 2, &m, 1,
+						   KRPC_TRANSPORT_TCP, &srv3));
+		}
+		EXPECT_EQ(0, krpc_srv_close(k.fd, &srv2));
 	}
 	/* Closing the server ends the parked FETCH with -ESHUTDOWN. */
 	ASSERT_EQ(0, krpc_srv_close(k.fd, &srv));

@@ -6,6 +6,8 @@
 #   user client   -> kernel server (krpc_test.ko's M_ECHO handler)
 #   kernel client -> user server   (krpc_test.ko's echo command)
 #   user client   -> user server
+# over KRPC_TRANSPORT (rdma by default; uring_interop_tcp.sh: tcp), which
+# uring_peer reads and krpc_test.ko gets as its transport parameter.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/krpc/lib.sh
 . "$here/lib.sh"
@@ -58,7 +60,13 @@ stop_peer() {
 }
 
 pp krpc_load || ktap_skip_all "cannot load krpc"
-pp insmod "$mod" || ktap_skip_all "cannot load krpc_test"
+case "${KRPC_TRANSPORT:-}" in
+tcp)  xprt=2 ;;
+auto) xprt=3 ;;
+rdma) xprt=1 ;;
+*)    xprt=0 ;;
+esac
+pp insmod "$mod" transport=$xprt || ktap_skip_all "cannot load krpc_test"
 
 pp kcmd server_start 7201
 ktap_check "user client -> kernel server, 0..65536 bytes" \

@@ -31,6 +31,26 @@
 #define TEST_ADDR	"192.0.2.1"
 #define BUF_SIZE	65536U
 
+/*
+ * Transport the tests' servers and clients ask for: KRPC_TRANSPORT=rdma,
+ * tcp or auto in the environment (the *_tcp.sh wrappers set tcp), else the
+ * module's default.  -1 for a value the tests do not know.
+ */
+static inline int env_transport(void)
+{
+	const char *t = getenv("KRPC_TRANSPORT");
+
+	if (!t || !*t)
+		return KRPC_TRANSPORT_DEFAULT;
+	if (!strcmp(t, "rdma"))
+		return KRPC_TRANSPORT_RDMA;
+	if (!strcmp(t, "tcp"))
+		return KRPC_TRANSPORT_TCP;
+	if (!strcmp(t, "auto"))
+		return KRPC_TRANSPORT_AUTO;
+	return -1;
+}
+
 static inline uint8_t pattern(uint32_t seed, uint32_t i)
 {
 	return (uint8_t)((seed * 2654435761u + i * 40503u) >> 13);
@@ -143,6 +163,7 @@ struct echo_srv {
 	unsigned long served;
 	unsigned long held;
 	uint32_t *last;		/* per slot: buffer of the last reply */
+	int ready;		/* the thread's FETCHes are submitted */
 };
 
 /* Serve until every slot reports -ESHUTDOWN (krpc_srv_close()). */
@@ -158,6 +179,7 @@ static inline int echo_serve(struct echo_srv *e)
 				s, s);
 	}
 	io_uring_submit(ring);
+	__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	while (live) {
 		uint64_t res2;
 		uint32_t buf, off, slot;
@@ -234,8 +256,11 @@ static inline int echo_srv_setup(struct echo_srv *e, uint16_t port,
 	if (ret)
 		return ret;
 	sin_of(&sin, "0.0.0.0", port);
-	return krpc_listen(e->k.fd, &e->pool, (struct sockaddr *)&sin,
-			   sizeof(sin), nr_slots, methods, 2, &e->srv);
+	if (env_transport() < 0)
+		return -EINVAL;
+	return krpc_listen_xprt(e->k.fd, &e->pool, (struct sockaddr *)&sin,
+				sizeof(sin), nr_slots, methods, 2,
+				env_transport(), &e->srv);
 }
 
 static inline int echo_start(struct echo_srv *e, uint16_t port,
@@ -251,7 +276,12 @@ static inline int echo_start(struct echo_srv *e, uint16_t port,
 /* Close the server (held requests get -ESHUTDOWN), join, tear down. */
 static inline int echo_stop(struct echo_srv *e)
 {
-	int ret = krpc_srv_close(e->k.fd, &e->srv);
+	int ret;
+
+	/* A FETCH submitted after the close would fail with -EBADF. */
+	while (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ret = krpc_srv_close(e->k.fd, &e->srv);
 
 	pthread_join(e->thread, NULL);
 	krpc_pool_destroy(e->k.fd, &e->pool);
@@ -265,6 +295,7 @@ struct echo_clnt {
 	struct krpc k;
 	struct krpc_pool pool;
 	int conn;
+	uint32_t transport;	/* KRPC_TRANSPORT_RDMA or _TCP */
 };
 
 static inline int clnt_start(struct echo_clnt *c, const char *addr,
@@ -282,9 +313,19 @@ static inline int clnt_start(struct echo_clnt *c, const char *addr,
 	if (ret)
 		return ret;
 	sin_of(&sin, addr, port);
-	c->conn = krpc_connect(&c->k, &c->pool, (struct sockaddr *)&sin,
-			       sizeof(sin), depth);
-	return c->conn < 0 ? c->conn : 0;
+	if (env_transport() < 0)
+		return -EINVAL;
+	c->conn = krpc_connect_xprt(&c->k, &c->pool, (struct sockaddr *)&sin,
+				    sizeof(sin), depth, env_transport(),
+				    &c->transport);
+	if (c->conn < 0)
+		return c->conn;
+	/* A transport asked for by name is the one used. */
+	if ((env_transport() == KRPC_TRANSPORT_RDMA ||
+	     env_transport() == KRPC_TRANSPORT_TCP) &&
+	    c->transport != (uint32_t)env_transport())
+		return -EPROTO;
+	return 0;
 }
 
 static inline void clnt_stop(struct echo_clnt *c)

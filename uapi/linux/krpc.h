@@ -47,12 +47,32 @@
  * KRPC_FEAT_CLIENT:	KRPC_CMD_CONNECT, _CALL (and one-way), _CANCEL
  * KRPC_FEAT_SERVER:	KRPC_IOC_LISTEN, KRPC_CMD_FETCH, _REPLY,
  *			_REPLY_FETCH
+ * KRPC_FEAT_TCP:	the TCP transport: krpc_cmd_connect.transport,
+ *			krpc_listen.transport, pools without an RDMA device
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
 #define KRPC_FEAT_SERVER	(1ULL << 2)
+#define KRPC_FEAT_TCP		(1ULL << 3)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
-				 KRPC_FEAT_SERVER)
+				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP)
+
+/*
+ * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
+ * brpc's use_rdma:
+ * KRPC_TRANSPORT_DEFAULT:	the module parameter "transport"
+ * KRPC_TRANSPORT_RDMA:		RDMA only
+ * KRPC_TRANSPORT_TCP:		TCP only
+ * KRPC_TRANSPORT_AUTO:		connect: RDMA, else TCP when the address has
+ *				no RDMA device or the RDMA connect is
+ *				refused, unreachable or times out; listen:
+ *				both, on the same port number
+ * Other values are -EINVAL.
+ */
+#define KRPC_TRANSPORT_DEFAULT	0
+#define KRPC_TRANSPORT_RDMA	1
+#define KRPC_TRANSPORT_TCP	2
+#define KRPC_TRANSPORT_AUTO	3
 
 /**
  * struct krpc_info - answer of KRPC_IOC_GET_INFO
@@ -112,8 +132,10 @@ struct krpc_info {
  * @count:	buffers, 1..KRPC_POOL_COUNT_MAX.  Every connection keeps
  *		depth + 4 of them posted for receives.
  * @device:	NUL-terminated RDMA device name the pool is mapped for
- *		(connections of the pool must use it), or "" for the first
- *		device krpc sees
+ *		(RDMA connections of the pool must use it), or "" for the
+ *		first device krpc sees or, when it sees none, plain host
+ *		memory (TCP connections only).  TCP connections can use any
+ *		pool.
  * @handle:	out: the pool's handle
  * @reserved:	must be 0
  * @mmap_offset: out: offset to mmap() the pool at (MAP_SHARED, exactly
@@ -212,7 +234,7 @@ struct krpc_addr {
  * @methods:	pointer to a __u32 array of method ids the server answers
  *		(requests for others fail at the client with -EBADRQC)
  * @handle:	out: the server's handle
- * @reserved:	must be 0
+ * @transport:	KRPC_TRANSPORT_* (AUTO: RDMA and TCP at once)
  * @desc_offset: out: mmap() offset (read-only, MAP_SHARED) of the array
  *		of nr_slots struct krpc_req_desc
  * @desc_length: out: its length in bytes (a multiple of the page size)
@@ -227,7 +249,7 @@ struct krpc_listen {
 	struct krpc_addr addr;
 	__u64 methods;
 	__u32 handle;
-	__u32 reserved;
+	__u32 transport;
 	__u64 desc_offset;
 	__u64 desc_length;
 };
@@ -281,9 +303,12 @@ struct krpc_req_desc {
  *		default
  * @reserved0:	must be 0
  * @addr:	server address
+ * @transport:	KRPC_TRANSPORT_*
+ * @reserved1:	must be 0
  * @reserved:	must be 0
  *
- * Completion: res = connection handle, or -errno.
+ * Completion: res = connection handle, or -errno; res2 = the transport the
+ * connection uses (KRPC_TRANSPORT_RDMA or KRPC_TRANSPORT_TCP).
  */
 struct krpc_cmd_connect {
 	__u32 pool;
@@ -293,7 +318,9 @@ struct krpc_cmd_connect {
 	__u32 call_timeout_ms;
 	__u32 reserved0;
 	struct krpc_addr addr;
-	__u64 reserved[2];
+	__u32 transport;
+	__u32 reserved1;
+	__u64 reserved;
 };
 
 /**

@@ -14,6 +14,9 @@
  *   server_stop		answer held requests, destroy the server
  *   connect ADDR PORT [DEPTH]	create the client
  *   connect_fail ADDR PORT ERR	client creation must fail with -ERR
+ *   transport N		transport of the next server_start / connect
+ *				(enum krpc_xprt: 0 default, 1 rdma, 2 tcp,
+ *				3 auto); the module parameter sets the first
  *   disconnect			destroy the client
  *   echo SIZE [COUNT]		synchronous echo, payload checked byte by byte
  *   nosleep_echo SIZE		echo through a KRPC_METHOD_NOSLEEP handler
@@ -28,7 +31,8 @@
  *   toobig			a reply larger than allowed: -EMSGSIZE
  *   zombies			half the slots time out unanswered: the client
  *				resets the connection (-ETIMEDOUT)
- *   counters			no RNR NAK, no data-path registration, no copy
+ *   counters			no RNR NAK, no data-path registration; over RDMA
+ *				no copy, over TCP copies and no key
  *   storm_start SIZE		keep calls in flight until storm_stop
  *   storm_stop			every storm call completed exactly once
  */
@@ -53,6 +57,10 @@ KRPC_IMPORT_NS();
 static unsigned int slow = 1;
 module_param(slow, uint, 0444);
 MODULE_PARM_DESC(slow, "multiply the test's delays and bounds");
+
+static unsigned int transport;
+module_param(transport, uint, 0444);
+MODULE_PARM_DESC(transport, "first transport (enum krpc_xprt)");
 
 enum {
 	M_ECHO = 1,
@@ -350,6 +358,7 @@ static int cmd_server_start(char **argv, int argc)
 	ret = parse_addr(argc > 2 ? argv[2] : "0.0.0.0", port, &o.addr);
 	if (ret)
 		return ret;
+	o.transport = transport;
 	s = krpc_server_create(&o);
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -395,6 +404,7 @@ static int do_connect(char **argv, int argc, struct krpc_client **out)
 	ret = parse_addr(argv[1], port, &o.addr);
 	if (ret)
 		return ret;
+	o.transport = transport;
 	if (argc > 3 && kstrtouint(argv[3], 0, &o.depth))
 		return -EINVAL;
 	c = krpc_client_create(&o);
@@ -928,7 +938,19 @@ static int cmd_counters(char **argv, int argc)
 	if (!clnt)
 		return -ENOTCONN;
 	krpc_client_query(clnt, &info);
-	if (info.stats.rnr_naks || info.stats.dp_regs || info.stats.copies) {
+	if (info.transport == KRPC_XPRT_TCP) {
+		/* Payloads are copied (counted); no key exists. */
+		if (info.stats.rnr_naks || info.stats.dp_regs ||
+		    info.stats.mr_grants || info.stats.rdv ||
+		    !info.stats.copies) {
+			fail("tcp: rnr_naks %llu dp_regs %llu mr_grants %llu rdv %llu copies %llu",
+			     info.stats.rnr_naks, info.stats.dp_regs,
+			     info.stats.mr_grants, info.stats.rdv,
+			     info.stats.copies);
+			return -EINVAL;
+		}
+	} else if (info.stats.rnr_naks || info.stats.dp_regs ||
+		   info.stats.copies) {
 		fail("rnr_naks %llu dp_regs %llu copies %llu, want 0",
 		     info.stats.rnr_naks, info.stats.dp_regs,
 		     info.stats.copies);
@@ -1115,6 +1137,8 @@ static int run_cmd(char *line)
 		return cmd_connect(argv, argc);
 	if (!strcmp(argv[0], "connect_fail"))
 		return cmd_connect_fail(argv, argc);
+	if (!strcmp(argv[0], "transport"))
+		return argc == 2 ? kstrtouint(argv[1], 0, &transport) : -EINVAL;
 	if (!strcmp(argv[0], "disconnect"))
 		return cmd_disconnect(argv, argc);
 	if (!strcmp(argv[0], "echo"))
@@ -1189,12 +1213,12 @@ static int info_show(struct seq_file *m, void *unused)
 	mutex_lock(&cmd_lock);
 	if (clnt) {
 		krpc_client_query(clnt, &info);
-		seq_printf(m, "state %u\nreason %d\ndepth %u\ninflight %u\nqueued %u\ncredits %u\ninline_max %u\nmax_msg %u\ncalls %llu\nrnr_naks %llu\ndp_regs %llu\ncopies %llu\nmr_grants %llu\n",
+		seq_printf(m, "state %u\nreason %d\ndepth %u\ninflight %u\nqueued %u\ncredits %u\ninline_max %u\nmax_msg %u\ncalls %llu\nrnr_naks %llu\ndp_regs %llu\ncopies %llu\nmr_grants %llu\ntransport %u\n",
 			   info.state, info.reason, info.depth, info.inflight,
 			   info.queued, info.send_credits, info.inline_max,
 			   info.max_msg, info.stats.calls, info.stats.rnr_naks,
 			   info.stats.dp_regs, info.stats.copies,
-			   info.stats.mr_grants);
+			   info.stats.mr_grants, info.transport);
 	}
 	seq_printf(m, "disconnects %d\n", atomic_read(&disconnects));
 	mutex_unlock(&cmd_lock);

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP transport: the send path, socket callbacks, keepalive and teardown.
+ * Connecting and accepting are in tcp_cm.c, the receive state machine in
+ * tcp_rx.c; tcp.h has the contexts and the lock rules.
+ *
+ * The wire is the RDMA transport's message header followed by the payload
+ * in the stream (wire.h, "TCP framing"), after a hello each way.  Flow
+ * control is TCP's: a writer that finds the socket full waits for
+ * sk_write_space; a reader that finds its pool empty stops reading (the
+ * peer's window closes) and retries.  The depth bounds calls in flight as
+ * over RDMA, so memory per connection is bounded by depth messages each
+ * way plus control messages.
+ *
+ * Copies: the socket copies each payload on send (kernel_sendmsg()) and
+ * rx_work copies it out of the socket into a pool buffer: both counted in
+ * the "copies" counter.
+ */
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/tcp.h>
+#include <net/inet_common.h>
+
+#include "tcp.h"
+#include "pool.h"
+#include "transport.h"
+
+/* ---------------------------------------------------------------------- */
+/* Messages */
+
+void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
+		       u32 method, u64 call_id, u32 status, u32 len)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->type = type;
+	hdr->flags = flags;
+	hdr->method = cpu_to_le32(method);
+	hdr->call_id = cpu_to_le64(call_id);
+	hdr->status = cpu_to_le32(status);
+	hdr->len = cpu_to_le32(len);
+}
+
+void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
+			 u32 inline_max, u16 reject, u32 value)
+{
+	u32 ver = READ_ONCE(krpc_fault_proto_version);
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
+	h->version = cpu_to_le16(ver ? ver : KRPC_WIRE_VERSION);
+	h->depth = cpu_to_le16(depth);
+	h->max_msg = cpu_to_le32(max_msg);
+	h->inline_max = cpu_to_le32(inline_max);
+	h->reject = cpu_to_le16(reject);
+	h->value = cpu_to_le32(value);
+}
+
+/*
+ * Our own limits: replies without a reply region arrive in a small buffer
+ * (the receive reserve of the pool), like an RDMA receive.
+ */
+void krpc_tcp_local_limits(struct krpc_conn *conn, u32 *inline_max,
+			   u32 *max_msg)
+{
+	struct krpc_pool *pool = conn->pool;
+
+	*inline_max = min(krpc_params_inline_max(),
+			  krpc_pool_small_size(pool));
+	*max_msg = min(krpc_param(max_msg), krpc_pool_max_size(pool));
+}
+
+void krpc_tcp_fail_locked(struct krpc_tcp_conn *tc, int reason)
+{
+	lockdep_assert_held(&tc->conn->lock);
+	krpc_conn_dead_locked(tc->conn, reason);
+	tc->live = false;
+	if (!tc->teardown_queued) {
+		tc->teardown_queued = true;
+		queue_work(krpc_wq, &tc->teardown_work);
+	}
+}
+
+/*
+ * Queue a message for tx_work.  @head is copied; @buf stays owned by the
+ * call or request until the message is written.
+ */
+int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
+			  u32 hlen, struct krpc_buf *buf, u32 len,
+			  struct krpc_tcp_cctx *cctx, struct krpc_req *req)
+{
+	struct krpc_tcp_tx *tx;
+
+	lockdep_assert_held(&tc->conn->lock);
+	tx = kzalloc(sizeof(*tx), GFP_ATOMIC);
+	if (!tx)
+		return -ENOMEM;
+	memcpy(tx->head, head, hlen);
+	tx->hlen = hlen;
+	tx->buf = len ? buf : NULL;
+	tx->len = len;
+	tx->cctx = cctx;
+	tx->req = req;
+	if (cctx)
+		cctx->tx = tx;
+	list_add_tail(&tx->node, &tc->txq);
+	tc->nr_tx++;
+	tc->last_tx = jiffies;
+	queue_work(krpc_wq, &tc->tx_work);
+	return 0;
+}
+
+static void queue_ctrl_locked(struct krpc_tcp_conn *tc, u8 type, u64 call_id)
+{
+	struct krpc_wire_hdr hdr;
+
+	krpc_tcp_hdr_init(&hdr, type, 0, 0, call_id, 0, 0);
+	/* Best effort: a lost cancel or keepalive is harmless. */
+	krpc_tcp_queue_locked(tc, &hdr, sizeof(hdr), NULL, 0, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Client calls */
+
+/*
+ * The transport lets go of a call's buffers once its message is no longer
+ * queued or being written, no reply is being received into its reply
+ * destination, and the call has a reply or was abandoned; of its slot once
+ * the peer is done with the call id.
+ */
+void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
+{
+	struct krpc_call *call = cctx->call;
+
+	if (!call)
+		return;
+	lockdep_assert_held(&call->conn->lock);
+	if ((call->flags & KRPC_CALL_ONEWAY) && cctx->sent && !cctx->replied) {
+		cctx->replied = true;
+		krpc_call_result_locked(call, 0, 0, NULL);
+		krpc_call_replied_locked(call);
+	}
+	if (!cctx->released && !cctx->tx && !cctx->rx_busy &&
+	    (cctx->replied || cctx->aborted)) {
+		cctx->released = true;
+		krpc_call_xprt_done_locked(call);
+	}
+	if (cctx->replied && cctx->released) {
+		/* The slot may be reused at once, from within this call. */
+		cctx->call = NULL;
+		krpc_call_slot_release_locked(call);
+	}
+}
+
+static int ktcp_send_call(struct krpc_conn *conn, struct krpc_call *call)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+	struct krpc_buf *buf = call->req.type == KRPC_PL_BUF ? call->req.buf : NULL;
+	struct krpc_tcp_cctx *cctx;
+	struct krpc_wire_hdr hdr;
+	u32 len = krpc_call_len(call);
+	u8 flags = 0;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	if (!tc->live)
+		return conn->reason ? conn->reason : -ENOTCONN;
+	cctx = &tc->cctx[call->slot];
+	if (WARN_ON_ONCE(cctx->call))
+		return -EBUSY;
+	memset(cctx, 0, sizeof(*cctx));
+	if (call->reply_dst)
+		flags |= KRPC_WF_RDV_REPLY;
+	krpc_tcp_hdr_init(&hdr, call->flags & KRPC_CALL_ONEWAY ?
+			  KRPC_MSG_ONEWAY : KRPC_MSG_REQUEST, flags,
+			  call->method, call->id, 0, len);
+	if (call->reply_dst)
+		hdr.rep.len = cpu_to_le32(call->reply_dst->size);
+	ret = krpc_tcp_queue_locked(tc, &hdr, sizeof(hdr), buf, len, cctx,
+				    NULL);
+	if (ret)
+		return ret;
+	cctx->call = call;
+	call->xprt = cctx;
+	krpc_conn_stat_inc(conn, KRPC_STAT_EAGER);
+	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
+	if (len)
+		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
+	return 0;
+}
+
+static void ktcp_abort_call(struct krpc_conn *conn, struct krpc_call *call)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+	struct krpc_tcp_cctx *cctx = call->xprt;
+
+	lockdep_assert_held(&conn->lock);
+	if (!cctx || !tc->live)
+		return;
+	cctx->aborted = true;
+	if (cctx->tx && cctx->tx != tc->tx_cur) {
+		/* Never written: the peer never saw the id, the slot is free. */
+		list_del(&cctx->tx->node);
+		tc->nr_tx--;
+		kfree(cctx->tx);
+		cctx->tx = NULL;
+		cctx->replied = true;
+		krpc_call_replied_locked(call);
+	} else if (!(call->flags & KRPC_CALL_ONEWAY) && !cctx->replied) {
+		queue_ctrl_locked(tc, KRPC_MSG_CANCEL, call->id);
+	}
+	krpc_tcp_cctx_progress_locked(cctx);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Server replies */
+
+static void ktcp_send_reply(struct krpc_conn *conn, struct krpc_req *req)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+	struct krpc_buf *reply = req->reply;
+	u32 len = reply ? reply->len : 0, wstatus = 0;
+	u8 type = KRPC_MSG_REPLY;
+	struct krpc_wire_hdr hdr;
+
+	lockdep_assert_held(&conn->lock);
+	if (!tc->live) {
+		krpc_req_free_locked(req);
+		return;
+	}
+	if (req->status) {
+		type = KRPC_MSG_ERROR;
+		wstatus = (req->flags & REQ_NOMETHOD) ? KRPC_WS_NO_METHOD :
+			  -req->status;
+		len = 0;
+	} else if (len > conn->inline_max && len > req->xrdv[1].len) {
+		type = KRPC_MSG_ERROR;
+		wstatus = EMSGSIZE;
+		len = 0;
+	}
+	krpc_tcp_hdr_init(&hdr, type, 0, 0, req->call_id, wstatus, len);
+	/* The client may reuse the slot as soon as it sees the reply. */
+	krpc_req_slot_release_locked(req);
+	if (krpc_tcp_queue_locked(tc, &hdr, sizeof(hdr), reply, len, NULL,
+				  req)) {
+		krpc_req_free_locked(req);
+		krpc_tcp_fail_locked(tc, -ENOMEM);
+		return;
+	}
+	krpc_conn_stat_inc(conn, KRPC_STAT_REPLIES);
+	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
+	if (len) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_EAGER);
+		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* tx_work: the only writer of the socket */
+
+static void tx_done_locked(struct krpc_tcp_conn *tc, struct krpc_tcp_tx *tx)
+{
+	list_del(&tx->node);
+	tc->nr_tx--;
+	tc->tx_cur = NULL;
+	if (tx->cctx) {
+		tx->cctx->tx = NULL;
+		tx->cctx->sent = true;
+		krpc_tcp_cctx_progress_locked(tx->cctx);
+	}
+	if (tx->req)
+		krpc_req_free_locked(tx->req);
+}
+
+static int tx_write(struct krpc_tcp_conn *tc, struct krpc_tcp_tx *tx,
+		    bool more)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec kv[2];
+	unsigned int n = 0;
+	size_t total = 0;
+	int ret;
+
+	if (tx->sent < tx->hlen) {
+		kv[n].iov_base = tx->head + tx->sent;
+		kv[n].iov_len = tx->hlen - tx->sent;
+		total += kv[n++].iov_len;
+	}
+	if (tx->len) {
+		u32 done = tx->sent > tx->hlen ? tx->sent - tx->hlen : 0;
+
+		kv[n].iov_base = tx->buf->vaddr + tx->buf->off + done;
+		kv[n].iov_len = tx->len - done;
+		total += kv[n++].iov_len;
+	}
+	if (more)
+		msg.msg_flags |= MSG_MORE;
+	ret = kernel_sendmsg(tc->sock, &msg, kv, n, total);
+	if (ret > 0)
+		tx->sent += ret;
+	return ret;
+}
+
+static void ktcp_tx_work(struct work_struct *work)
+{
+	struct krpc_tcp_conn *tc = container_of(work, struct krpc_tcp_conn,
+						tx_work);
+	struct krpc_conn *conn = tc->conn;
+	struct krpc_tcp_tx *tx;
+	unsigned int budget = 64;
+	bool more;
+	int ret;
+
+	while (budget--) {
+		krpc_conn_lock(conn);
+		tx = list_first_entry_or_null(&tc->txq, struct krpc_tcp_tx,
+					      node);
+		if (!tc->live || !tx ||
+		    READ_ONCE(krpc_fault_mute) == conn->id) {
+			if (tc->live && !tx && tc->drain_reason)
+				krpc_tcp_fail_locked(tc, tc->drain_reason);
+			krpc_conn_unlock(conn);
+			return;
+		}
+		tc->tx_cur = tx;
+		more = !list_is_last(&tx->node, &tc->txq);
+		krpc_conn_unlock(conn);
+
+		ret = tx_write(tc, tx, more);
+		if (ret == -EAGAIN)
+			return;		/* sk_write_space requeues us */
+		krpc_conn_lock(conn);
+		if (ret < 0) {
+			if (tc->live)
+				pr_warn_ratelimited("conn %u: send to %pISpc failed: %d; closing\n",
+						    conn->id, &conn->peer, ret);
+			krpc_tcp_fail_locked(tc, -ECONNRESET);
+		} else if (tx->sent == tx->hlen + tx->len) {
+			tx_done_locked(tc, tx);
+			kfree(tx);
+		}
+		krpc_conn_unlock(conn);
+		if (ret < 0)
+			return;
+		cond_resched();
+	}
+	queue_work(krpc_wq, &tc->tx_work);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Keepalive and dead-peer detection, as over RDMA */
+
+static void ka_tick(struct timer_list *t)
+{
+	struct krpc_tcp_conn *tc = from_timer(tc, t, ka_timer);
+	struct krpc_conn *conn = tc->conn;
+	unsigned long now = jiffies;
+	unsigned int ival = krpc_param(ka_interval_ms);
+	unsigned long last_rx;
+
+	krpc_conn_lock(conn);
+	if (!tc->live)
+		goto out;
+	/*
+	 * Bytes waiting for rx_work came from a live peer: a late worker is
+	 * not a silent peer.  The socket exists while live.
+	 */
+	if (!skb_queue_empty_lockless(&tc->sock->sk->sk_receive_queue))
+		WRITE_ONCE(tc->last_rx, now);
+	last_rx = READ_ONCE(tc->last_rx);
+	if (time_after(now, last_rx + msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
+		pr_warn_ratelimited("conn %u: nothing received from %pISpc for %u ms%s; closing\n",
+				    conn->id, &conn->peer,
+				    jiffies_to_msecs(now - last_rx),
+				    tc->rx_phase == RX_PAYLOAD || tc->rx_got ?
+				    " in the middle of a message" : "");
+		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
+		goto out;
+	}
+	if (conn->state == KRPC_CONN_UP && !tc->nr_tx &&
+	    time_after_eq(now, tc->last_tx + msecs_to_jiffies(ival)) &&
+	    READ_ONCE(krpc_fault_mute) != conn->id)
+		queue_ctrl_locked(tc, KRPC_MSG_KEEPALIVE, 0);
+	mod_timer(&tc->ka_timer, now + max(1UL, msecs_to_jiffies(ival) / 2));
+out:
+	krpc_conn_unlock(conn);
+}
+
+/* Armed under conn->lock while live: the teardown cannot miss it. */
+void krpc_tcp_ka_start(struct krpc_tcp_conn *tc)
+{
+	lockdep_assert_held(&tc->conn->lock);
+	if (tc->live)
+		mod_timer(&tc->ka_timer, jiffies +
+			  msecs_to_jiffies(krpc_param(ka_interval_ms)) / 2);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Socket callbacks: softirq or process context, the socket locked */
+
+/* Data, or a closed or reset socket (rx_work reads the end, tears down). */
+static void ktcp_data_ready(struct sock *sk)
+{
+	struct krpc_tcp_conn *tc;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	tc = sk->sk_user_data;
+	if (tc)
+		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void ktcp_write_space(struct sock *sk)
+{
+	struct krpc_tcp_conn *tc;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	tc = sk->sk_user_data;
+	if (tc && sk_stream_is_writeable(sk)) {
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		queue_work(krpc_wq, &tc->tx_work);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void sock_install(struct krpc_tcp_conn *tc)
+{
+	struct sock *sk = tc->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = tc;
+	tc->saved_data_ready = sk->sk_data_ready;
+	tc->saved_write_space = sk->sk_write_space;
+	tc->saved_state_change = sk->sk_state_change;
+	sk->sk_data_ready = ktcp_data_ready;
+	sk->sk_write_space = ktcp_write_space;
+	sk->sk_state_change = ktcp_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void sock_restore(struct krpc_tcp_conn *tc)
+{
+	struct sock *sk = tc->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == tc) {
+		sk->sk_user_data = NULL;
+		sk->sk_data_ready = tc->saved_data_ready;
+		sk->sk_write_space = tc->saved_write_space;
+		sk->sk_state_change = tc->saved_state_change;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Teardown */
+
+static void release_all(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	struct krpc_tcp_tx *tx, *tmp;
+	unsigned int i;
+
+	krpc_conn_lock(conn);
+	tc->tx_cur = NULL;
+	list_for_each_entry_safe(tx, tmp, &tc->txq, node) {
+		list_del(&tx->node);
+		if (tx->cctx)
+			tx->cctx->tx = NULL;
+		if (tx->req)
+			krpc_req_free_locked(tx->req);
+		kfree(tx);
+	}
+	tc->nr_tx = 0;
+	tc->rx_nobufs = false;
+	if (tc->rx_cctx)
+		tc->rx_cctx->rx_busy = false;
+	else
+		krpc_buf_put(tc->rx_buf);
+	tc->rx_buf = NULL;
+	tc->rx_cctx = NULL;
+	for (i = 0; tc->cctx && i < conn->max_depth; i++) {
+		struct krpc_tcp_cctx *cctx = &tc->cctx[i];
+		struct krpc_call *call = cctx->call;
+
+		if (!call)
+			continue;
+		krpc_call_result_locked(call, conn->reason, 0, NULL);
+		if (!cctx->released)
+			krpc_call_xprt_done_locked(call);
+		krpc_call_replied_locked(call);
+		cctx->call = NULL;
+		krpc_call_slot_release_locked(call);
+	}
+	krpc_conn_unlock(conn);
+}
+
+static void ktcp_teardown_work(struct work_struct *work)
+{
+	struct krpc_tcp_conn *tc = container_of(work, struct krpc_tcp_conn,
+						teardown_work);
+	struct krpc_conn *conn = tc->conn;
+
+	krpc_conn_lock(conn);
+	krpc_conn_dead_locked(conn, -ECONNRESET);
+	tc->live = false;
+	krpc_conn_unlock(conn);
+
+	/* No callback queues work after this; then no work runs. */
+	sock_restore(tc);
+	del_timer_sync(&tc->ka_timer);
+	cancel_delayed_work_sync(&tc->rx_work);
+	cancel_work_sync(&tc->tx_work);
+	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+	sock_release(tc->sock);
+	tc->sock = NULL;
+
+	release_all(tc);
+	krpc_conn_teardown_done(conn);
+	krpc_conn_put(conn);	/* the transport's; may free @tc */
+}
+
+static void ktcp_shutdown(struct krpc_conn *conn, int reason)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+
+	krpc_conn_lock(conn);
+	krpc_tcp_fail_locked(tc, reason);
+	krpc_conn_unlock(conn);
+}
+
+static void ktcp_free(struct krpc_conn *conn)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+
+	if (!tc)
+		return;
+	kfree(tc->cctx);
+	kfree(tc);
+	conn->xprt = NULL;
+}
+
+static void ktcp_query(struct krpc_conn *conn, struct krpc_conn_info *info)
+{
+	lockdep_assert_held(&conn->lock);
+	/* The socket is the window: no message credits to report. */
+	info->send_credits = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Set-up shared by both sides */
+
+struct krpc_tcp_conn *krpc_tcp_conn_alloc(struct krpc_conn *conn)
+{
+	struct krpc_tcp_conn *tc;
+
+	tc = kzalloc(sizeof(*tc), GFP_KERNEL);
+	if (!tc)
+		return NULL;
+	if (!conn->server) {
+		tc->cctx = kcalloc(conn->max_depth, sizeof(*tc->cctx),
+				   GFP_KERNEL);
+		if (!tc->cctx) {
+			kfree(tc);
+			return NULL;
+		}
+	}
+	tc->conn = conn;
+	INIT_DELAYED_WORK(&tc->rx_work, krpc_tcp_rx_work);
+	INIT_WORK(&tc->tx_work, ktcp_tx_work);
+	INIT_WORK(&tc->teardown_work, ktcp_teardown_work);
+	timer_setup(&tc->ka_timer, ka_tick, 0);
+	INIT_LIST_HEAD(&tc->txq);
+	tc->rx_phase = RX_HELLO;
+	conn->xprt = tc;
+	return tc;
+}
+
+/*
+ * The socket is connected: from here the teardown undoes everything.
+ * The transport's connection reference is already held.
+ */
+void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock)
+{
+	struct krpc_conn *conn = tc->conn;
+	u32 inline_max, max_msg;
+
+	tcp_sock_set_nodelay(sock->sk);
+	tc->sock = sock;
+	tc->last_rx = jiffies;
+	sock_install(tc);
+	krpc_conn_lock(conn);
+	tc->live = true;
+	if (!conn->server) {
+		struct krpc_wire_hello h;
+
+		krpc_tcp_local_limits(conn, &inline_max, &max_msg);
+		krpc_tcp_hello_fill(&h, conn->max_depth, max_msg, inline_max,
+				    0, 0);
+		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
+					  NULL))
+			krpc_tcp_fail_locked(tc, -ENOMEM);
+	}
+	/* Bounds the handshake too: nothing received for ka_timeout_ms. */
+	krpc_tcp_ka_start(tc);
+	krpc_conn_unlock(conn);
+	/* Bytes may have arrived before the callbacks were in place. */
+	mod_delayed_work(krpc_wq, &tc->rx_work, 0);
+}
+
+const struct krpc_transport_ops krpc_tcp_ops = {
+	.name		= "tcp",
+	.id		= KRPC_XPRT_TCP,
+	.connect	= krpc_tcp_connect,
+	.listen		= krpc_tcp_listen,
+	.unlisten	= krpc_tcp_unlisten,
+	.shutdown	= ktcp_shutdown,
+	.send_call	= ktcp_send_call,
+	.abort_call	= ktcp_abort_call,
+	.send_reply	= ktcp_send_reply,
+	.query		= ktcp_query,
+	.free		= ktcp_free,
+};

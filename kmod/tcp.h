@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TCP transport: private types shared by tcp.c (send path, socket
+ * callbacks, keepalive, teardown), tcp_cm.c (pool, connect, listen, accept)
+ * and tcp_rx.c (receive state machine).
+ *
+ * Contexts.  The socket callbacks (sk_data_ready, sk_write_space,
+ * sk_state_change) run in softirq or process context with the socket
+ * locked; they only queue work, under read_lock_bh(&sk->sk_callback_lock),
+ * through sk->sk_user_data.  All socket I/O happens in that work (krpc_wq,
+ * process context) with MSG_DONTWAIT: rx_work is the only reader of the
+ * socket and owns the receive state below "rx"; tx_work is the only writer
+ * and sends tc->tx_cur outside conn->lock.  The "locked" transport
+ * operations only queue and kick tx_work: they never touch the socket.
+ *
+ * Teardown (teardown_work): dead under conn->lock, callbacks restored under
+ * sk_callback_lock, timer and works cancelled, socket shut down and
+ * released, then every call and request the transport held is failed.
+ */
+#ifndef KRPC_TCP_H
+#define KRPC_TCP_H
+
+#include <linux/net.h>
+#include <net/sock.h>
+
+#include "krpc_priv.h"
+#include "wire.h"
+
+/* Discard buffer of a stale reply's payload. */
+#define KRPC_TCP_SCRATCH	512
+
+/**
+ * struct krpc_tcp_tx - one message (or the hello) waiting to be written
+ * @node:	entry in tc->txq
+ * @head:	header (or hello) bytes
+ * @hlen:	bytes of @head
+ * @buf:	payload (the call's request or the request's reply), or NULL
+ * @len:	payload bytes from @buf->off
+ * @sent:	bytes of @head and payload written so far
+ * @cctx:	client: the call this message carries
+ * @req:	server: the request this reply answers
+ */
+struct krpc_tcp_tx {
+	struct list_head node;
+	u8 head[KRPC_HDR_SIZE];
+	u32 hlen;
+	struct krpc_buf *buf;
+	u32 len;
+	u32 sent;
+	struct krpc_tcp_cctx *cctx;
+	struct krpc_req *req;
+};
+
+/**
+ * struct krpc_tcp_cctx - transport state of one client call (per slot)
+ * @call:	the call, while it holds the slot
+ * @tx:		its message while queued or being written
+ * @sent:	the message is entirely in the socket
+ * @replied:	the peer answered (one-way: sent)
+ * @aborted:	the core gave up on the call (timeout, cancel)
+ * @rx_busy:	rx_work is receiving the reply into call->reply_dst
+ * @released:	krpc_call_xprt_done_locked() was called
+ */
+struct krpc_tcp_cctx {
+	struct krpc_call *call;
+	struct krpc_tcp_tx *tx;
+	bool sent;
+	bool replied;
+	bool aborted;
+	bool rx_busy;
+	bool released;
+};
+
+/* Receive phases */
+enum {
+	RX_HELLO,	/* reading the peer's hello */
+	RX_HDR,		/* reading a message header */
+	RX_PAYLOAD,	/* reading hdr.len payload bytes */
+	RX_CLOSED,	/* handshake refused: read nothing more */
+};
+
+/**
+ * struct krpc_tcp_conn - TCP state of one connection
+ * @conn:	core connection (referenced until teardown is done)
+ * @sock:	the socket
+ * @saved_data_ready: the socket's callbacks before ours
+ * @saved_write_space: ...
+ * @saved_state_change: ...
+ * @rx_work:	reads and dispatches (delayed: retry when the pool is empty)
+ * @tx_work:	writes @txq
+ * @teardown_work: the teardown
+ * @ka_timer:	keepalive and dead-peer detection
+ * @cctx:	client: per-slot call state (conn->max_depth entries)
+ * @rx_phase:	RX_*; rx_work only, like every rx_ field
+ * @rx_head:	header (or hello) bytes being read
+ * @rx_got:	bytes of the current piece read so far
+ * @rx_hdr:	the validated header of the payload being read
+ * @rx_buf:	where the payload goes (NULL: discard)
+ * @rx_cctx:	client: the call whose reply_dst is @rx_buf, or NULL
+ * @rx_nobufs:	server: no buffer for this request: its payload is read
+ *		and dropped and the call fails with -ENOBUFS, as over RDMA
+ * @rx_scratch:	discard buffer
+ * @txq:	messages to write, in order (conn->lock)
+ * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
+ * @nr_tx:	entries on @txq
+ * @want_ka:	queue a keepalive when nothing else goes out
+ * @last_rx:	jiffies of the last bytes received
+ * @last_tx:	jiffies of the last message queued
+ * @live:	established (server: hello answered) and not dead
+ * @hello_done:	the peer's hello was accepted
+ * @teardown_queued: teardown was queued
+ * @drain_reason: close with this reason once @txq is written (a refusal)
+ */
+struct krpc_tcp_conn {
+	struct krpc_conn *conn;
+	struct socket *sock;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	struct delayed_work rx_work;
+	struct work_struct tx_work;
+	struct work_struct teardown_work;
+	struct timer_list ka_timer;
+	struct krpc_tcp_cctx *cctx;
+
+	/* rx_work only */
+	unsigned int rx_phase;
+	u8 rx_head[KRPC_HDR_SIZE];
+	u32 rx_got;
+	struct krpc_wire_hdr rx_hdr;
+	struct krpc_buf *rx_buf;
+	struct krpc_tcp_cctx *rx_cctx;
+	bool rx_nobufs;
+	u8 rx_scratch[KRPC_TCP_SCRATCH];
+
+	/* conn->lock */
+	struct list_head txq;
+	struct krpc_tcp_tx *tx_cur;
+	unsigned int nr_tx;
+	bool want_ka;
+	unsigned long last_rx;
+	unsigned long last_tx;
+	bool live;
+	bool hello_done;
+	bool teardown_queued;
+	int drain_reason;
+};
+
+static inline struct krpc_tcp_conn *to_tc(struct krpc_conn *conn)
+{
+	return conn->xprt;
+}
+
+/* tcp.c */
+struct krpc_tcp_conn *krpc_tcp_conn_alloc(struct krpc_conn *conn);
+void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock);
+void krpc_tcp_fail_locked(struct krpc_tcp_conn *tc, int reason);
+int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
+			  u32 hlen, struct krpc_buf *buf, u32 len,
+			  struct krpc_tcp_cctx *cctx, struct krpc_req *req);
+void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
+		       u32 method, u64 call_id, u32 status, u32 len);
+void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
+			 u32 inline_max, u16 reject, u32 value);
+void krpc_tcp_local_limits(struct krpc_conn *conn, u32 *inline_max,
+			   u32 *max_msg);
+void krpc_tcp_ka_start(struct krpc_tcp_conn *tc);
+void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx);
+struct krpc_pool *krpc_tcp_pool_get(void);
+
+/* tcp_cm.c */
+int krpc_tcp_connect(struct krpc_conn *conn,
+		     const struct krpc_client_opts *opts);
+int krpc_tcp_listen(struct krpc_server *srv);
+void krpc_tcp_unlisten(struct krpc_server *srv);
+
+/* tcp_rx.c */
+void krpc_tcp_rx_work(struct work_struct *work);
+
+#endif /* KRPC_TCP_H */

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP transport, connection management: the host-memory pool, connecting,
+ * listening and accepting.  A connected socket is handed to
+ * krpc_tcp_go_live() (tcp.c), after which the teardown owns it.
+ */
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+
+#include "tcp.h"
+#include "pool.h"
+#include "transport.h"
+
+/* ---------------------------------------------------------------------- */
+/* The pool of kernel clients and servers that brought none: host memory */
+
+static DEFINE_MUTEX(tcp_pool_lock);
+static struct krpc_pool *tcp_pool;
+
+struct krpc_pool *krpc_tcp_pool_get(void)
+{
+	struct krpc_pool_cfg cfg = {};
+	struct krpc_pool *pool;
+
+	mutex_lock(&tcp_pool_lock);
+	if (!tcp_pool) {
+		krpc_params_pool_cfg(&cfg);
+		pool = krpc_pool_create(NULL, &cfg);
+		if (IS_ERR(pool)) {
+			mutex_unlock(&tcp_pool_lock);
+			return pool;
+		}
+		tcp_pool = pool;
+	}
+	krpc_pool_get(tcp_pool);
+	pool = tcp_pool;
+	mutex_unlock(&tcp_pool_lock);
+	return pool;
+}
+
+/* Module exit: every connection is gone; buffers may still be out. */
+void krpc_tcp_exit(void)
+{
+	if (tcp_pool)
+		krpc_pool_put(tcp_pool);
+	tcp_pool = NULL;
+}
+
+static int pool_attach(struct krpc_conn *conn)
+{
+	struct krpc_pool *pool;
+
+	if (conn->pool)
+		return 0;
+	pool = krpc_tcp_pool_get();
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	conn->pool = pool;
+	return 0;
+}
+
+static int addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		sizeof(struct sockaddr_in);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Client side */
+
+int krpc_tcp_connect(struct krpc_conn *conn,
+		       const struct krpc_client_opts *opts)
+{
+	unsigned int tmo = opts->connect_timeout_ms ?
+		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
+	struct krpc_tcp_conn *tc;
+	struct socket *sock;
+	int ret;
+
+	tc = krpc_tcp_conn_alloc(conn);
+	if (!tc)
+		return -ENOMEM;
+	ret = pool_attach(conn);
+	if (ret)
+		return ret;
+	ret = sock_create_kern(conn->net, opts->addr.ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &sock);
+	if (ret)
+		return ret;
+	sock->sk->sk_sndtimeo = msecs_to_jiffies(tmo);
+	ret = kernel_connect(sock, (struct sockaddr *)&opts->addr,
+			     addr_len(&opts->addr), 0);
+	if (ret) {
+		sock_release(sock);
+		/* The blocking connect ran out of time. */
+		return ret == -EINPROGRESS ? -ETIMEDOUT : ret;
+	}
+	sock->sk->sk_sndtimeo = MAX_SCHEDULE_TIMEOUT;
+	krpc_conn_get(conn);	/* the transport's, until teardown */
+	krpc_tcp_go_live(tc, sock);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Server side */
+
+/**
+ * struct krpc_tcp_listener - a listening socket of a server
+ * @srv:	the server
+ * @sock:	the socket
+ * @accept_work: accepts what the backlog holds
+ * @saved_data_ready: the socket's callback before ours
+ */
+struct krpc_tcp_listener {
+	struct krpc_server *srv;
+	struct socket *sock;
+	struct work_struct accept_work;
+	void (*saved_data_ready)(struct sock *sk);
+};
+
+static void accept_one(struct krpc_server *srv, struct socket *sock)
+{
+	struct krpc_tcp_conn *tc;
+	struct krpc_conn *conn;
+	int ret;
+
+	conn = krpc_conn_alloc(&krpc_tcp_ops, srv->net, true, srv->depth);
+	if (!conn) {
+		sock_release(sock);
+		return;
+	}
+	/* The connection's first reference is the transport's. */
+	tc = krpc_tcp_conn_alloc(conn);
+	ret = tc ? 0 : -ENOMEM;
+	if (!ret)
+		ret = kernel_getpeername(sock, (struct sockaddr *)&conn->peer);
+	ret = ret < 0 ? ret : 0;
+	/* Nothing may fail once the server lists it (and may shut it down). */
+	if (!ret && !srv->pool)
+		ret = pool_attach(conn);
+	if (!ret)
+		ret = krpc_server_add_conn(srv, conn);
+	if (ret) {
+		if (ret != -ESHUTDOWN)
+			pr_warn_ratelimited("cannot accept a TCP connection: %d\n",
+					    ret);
+		sock_release(sock);
+		krpc_conn_lock(conn);
+		krpc_conn_dead_locked(conn, ret);
+		krpc_conn_unlock(conn);
+		/* Not live: nothing to tear down but the core's part. */
+		krpc_conn_teardown_done(conn);
+		krpc_conn_put(conn);
+		return;
+	}
+	krpc_tcp_go_live(tc, sock);
+}
+
+static void ktcp_accept_work(struct work_struct *work)
+{
+	struct krpc_tcp_listener *l = container_of(work, struct krpc_tcp_listener,
+						   accept_work);
+	struct socket *sock;
+
+	while (!kernel_accept(l->sock, &sock, O_NONBLOCK)) {
+		accept_one(l->srv, sock);
+		cond_resched();
+	}
+}
+
+static void listen_data_ready(struct sock *sk)
+{
+	struct krpc_tcp_listener *l;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	l = sk->sk_user_data;
+	if (l)
+		queue_work(krpc_wq, &l->accept_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+int krpc_tcp_listen(struct krpc_server *srv)
+{
+	struct krpc_tcp_listener *l;
+	struct socket *sock;
+	struct sock *sk;
+	int ret;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->srv = srv;
+	INIT_WORK(&l->accept_work, ktcp_accept_work);
+	ret = sock_create_kern(srv->net, srv->addr.ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &sock);
+	if (ret)
+		goto out_free;
+	sk = sock->sk;
+	sock_set_reuseaddr(sk);
+	ret = kernel_bind(sock, (struct sockaddr *)&srv->addr,
+			  addr_len(&srv->addr));
+	if (ret)
+		goto out_release;
+	ret = kernel_listen(sock, 128);
+	if (ret)
+		goto out_release;
+	l->sock = sock;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = l;
+	l->saved_data_ready = sk->sk_data_ready;
+	sk->sk_data_ready = listen_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	srv->tcp_xprt = l;
+	/* Connections may have queued before the callback was in place. */
+	queue_work(krpc_wq, &l->accept_work);
+	return 0;
+
+out_release:
+	sock_release(sock);
+out_free:
+	kfree(l);
+	return ret;
+}
+
+void krpc_tcp_unlisten(struct krpc_server *srv)
+{
+	struct krpc_tcp_listener *l = srv->tcp_xprt;
+	struct sock *sk = l->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = l->saved_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	/* Accepts already running finish (srv->stopping refuses them). */
+	cancel_work_sync(&l->accept_work);
+	sock_release(l->sock);
+	srv->tcp_xprt = NULL;
+	kfree(l);
+}

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP transport, receive side: a state machine fed by rx_work.
+ *
+ * The stream is read in pieces (hello, header, payload) with MSG_DONTWAIT;
+ * a piece that arrives in parts is resumed where it stopped.  Nothing from
+ * the peer is used before it is checked: the hello's magic, version and
+ * limits; each header's type, side, flags, reserved fields and length
+ * against the negotiated maximum before any buffer is taken; call slots
+ * against the depth.  A failed check closes the connection with a logged
+ * (ratelimited) reason; other connections never notice.  A peer that stops
+ * in the middle of a message is closed by the keepalive timeout.
+ *
+ * Memory: a payload lands in a pool buffer taken once its header passed the
+ * checks (a reply in its call's reply destination or in a small buffer of
+ * the receive reserve).  A request that finds the pool empty is read into
+ * a scratch buffer and failed with -ENOBUFS, as over RDMA; a reply that
+ * finds the receive reserve empty pauses reading until a buffer comes back,
+ * so the peer is held back by TCP's window, not by our memory.
+ */
+#include <linux/slab.h>
+#include <linux/overflow.h>
+
+#include "tcp.h"
+#include "pool.h"
+#include "transport.h"
+
+/* Messages handled per run before rx_work yields to other work. */
+#define RX_BUDGET	64
+/* Pause before retrying when the pool had no buffer. */
+#define RX_RETRY_JIFFIES	max(1, HZ / 100)
+
+struct rx_ctx {
+	const char *why;	/* protocol error reason */
+	bool retry;		/* no buffer now: try again later */
+};
+
+static int bad(struct rx_ctx *c, const char *why)
+{
+	c->why = why;
+	return -EPROTO;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hello */
+
+struct hello_vals {
+	u16 version;
+	u16 depth;
+	u16 reject;
+	u32 max_msg;
+	u32 inline_max;
+	u32 value;
+};
+
+/* Checks shared by both sides; *reason says why in reject terms. */
+static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
+		       u32 *value)
+{
+	struct krpc_wire_hello h;
+	int ret;
+
+	memcpy(&h, raw, sizeof(h));
+	ret = krpc_wire_check_magic(h.magic, h.version, reason, value);
+	if (ret)
+		return ret;
+	v->version = le16_to_cpu(h.version);
+	v->depth = le16_to_cpu(h.depth);
+	v->max_msg = le32_to_cpu(h.max_msg);
+	v->inline_max = le32_to_cpu(h.inline_max);
+	v->reject = le16_to_cpu(h.reject);
+	v->value = le32_to_cpu(h.value);
+	if (h.reserved0 || memchr_inv(h.reserved, 0, sizeof(h.reserved)))
+		return -EINVAL;
+	if (v->reject)
+		return 0;	/* the rest is the caller's business */
+	if (!v->depth || v->depth > krpc_param_depth.max) {
+		*value = krpc_param_depth.max;
+		return -EINVAL;
+	}
+	if (v->max_msg < KRPC_SEG_SIZE || v->max_msg > krpc_param_max_msg.max) {
+		*value = krpc_param_max_msg.max;
+		return -EINVAL;
+	}
+	if (!v->inline_max || v->inline_max > v->max_msg)
+		return -EINVAL;
+	return 0;
+}
+
+/* Server: answer the client's hello; the connection goes up or is refused. */
+static void hello_server_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	u32 inline_max, max_msg, value, depth;
+	struct krpc_wire_hello h;
+	struct hello_vals v;
+	u16 reason;
+	int ret;
+
+	ret = hello_parse(tc->rx_head, &v, &reason, &value);
+	if (!ret && v.reject)
+		ret = -EINVAL;
+	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
+	if (ret) {
+		pr_info_ratelimited("conn %u: refusing %pISpc over TCP: bad hello (%d, reason %u)\n",
+				    conn->id, &conn->peer, ret, reason);
+		atomic64_inc(&krpc_stats.conns_rejected);
+		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
+		/* A refusal names the version we really speak (as over RDMA). */
+		h.version = cpu_to_le16(KRPC_WIRE_VERSION);
+		tc->rx_phase = RX_CLOSED;
+		tc->drain_reason = ret;
+		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
+					  NULL))
+			krpc_tcp_fail_locked(tc, ret);
+		return;
+	}
+	depth = min_t(u32, v.depth, conn->max_depth);
+	inline_max = min(inline_max, v.inline_max);
+	max_msg = min(max_msg, v.max_msg);
+	krpc_tcp_hello_fill(&h, depth, max_msg, inline_max, 0, 0);
+	if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL, NULL)) {
+		krpc_tcp_fail_locked(tc, -ENOMEM);
+		return;
+	}
+	tc->hello_done = true;
+	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
+}
+
+/* Client: the server's answer. */
+static void hello_client_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	u32 inline_max, max_msg, value;
+	struct hello_vals v;
+	u16 reason;
+	int ret;
+
+	ret = hello_parse(tc->rx_head, &v, &reason, &value);
+	if (!ret && v.reject) {
+		/* Counted by the side that refused, as over RDMA. */
+		pr_info("conn %u: %pISpc rejected the handshake: reason %u (value %u)\n",
+			conn->id, &conn->peer, v.reject, v.value);
+		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
+		return;
+	}
+	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
+	if (!ret && (v.depth > conn->max_depth || v.max_msg > max_msg ||
+		     v.inline_max > inline_max))
+		ret = -EINVAL;
+	if (ret) {
+		pr_err_ratelimited("conn %u: bad handshake answer from %pISpc (%d)\n",
+				   conn->id, &conn->peer, ret);
+		krpc_tcp_fail_locked(tc, ret == -EPROTONOSUPPORT ? ret :
+				     -EPROTO);
+		return;
+	}
+	tc->hello_done = true;
+	krpc_conn_established_locked(conn, v.depth, v.inline_max, v.max_msg);
+	pr_debug("conn %u: up to %pISpc over TCP, depth %u inline %u max %u\n",
+		 conn->id, &conn->peer, v.depth, v.inline_max, v.max_msg);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Messages */
+
+/*
+ * Which side may receive each type, and the header flags it may carry on
+ * TCP (no rendezvous: only a REQUEST's reply room).
+ */
+static const struct {
+	u8 flags;
+	bool to_server;
+	bool to_client;
+} msg_defs[] = {
+	[KRPC_MSG_REQUEST]	= { KRPC_WF_RDV_REPLY, true, false },
+	[KRPC_MSG_REPLY]	= { 0, false, true },
+	[KRPC_MSG_ERROR]	= { 0, false, true },
+	[KRPC_MSG_ONEWAY]	= { 0, true, false },
+	[KRPC_MSG_CREDIT]	= { 0, true, true },
+	[KRPC_MSG_KEEPALIVE]	= { 0, true, true },
+	[KRPC_MSG_CANCEL]	= { 0, true, false },
+};
+
+static_assert(ARRAY_SIZE(msg_defs) == KRPC_MSG_NR);
+
+static int hdr_check(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	static const struct krpc_wire_rdv zero_rdv;
+	const struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	struct krpc_conn *conn = tc->conn;
+	u32 len = le32_to_cpu(hdr->len);
+
+	if (!hdr->type || hdr->type >= KRPC_MSG_NR)
+		return bad(c, "unknown message type");
+	if (conn->server ? !msg_defs[hdr->type].to_server :
+	    !msg_defs[hdr->type].to_client)
+		return bad(c, "message type not for this side");
+	if (hdr->flags & ~msg_defs[hdr->type].flags)
+		return bad(c, "flags not allowed for the type");
+	if (hdr->reserved || hdr->credits)
+		return bad(c, "reserved field set");
+	if (memcmp(&hdr->req, &zero_rdv, sizeof(zero_rdv)))
+		return bad(c, "request region on TCP");
+	if (hdr->flags & KRPC_WF_RDV_REPLY) {
+		u32 room = le32_to_cpu(hdr->rep.len);
+
+		if (hdr->rep.addr || hdr->rep.rkey || !room ||
+		    room > conn->max_msg)
+			return bad(c, "reply room out of range");
+	} else if (memcmp(&hdr->rep, &zero_rdv, sizeof(zero_rdv))) {
+		return bad(c, "reply region without its flag");
+	}
+	/* Before anything is allocated for it. */
+	if (len > conn->max_msg)
+		return bad(c, "payload longer than the negotiated maximum");
+
+	switch (hdr->type) {
+	case KRPC_MSG_ONEWAY:
+		if (len > conn->inline_max)
+			return bad(c, "one-way payload beyond the inline size");
+		fallthrough;
+	case KRPC_MSG_REQUEST:
+		if (hdr->status)
+			return bad(c, "request with a status");
+		break;
+	case KRPC_MSG_REPLY:
+		if (hdr->method || hdr->status)
+			return bad(c, "reply with a method or status");
+		break;
+	case KRPC_MSG_ERROR:
+		if (hdr->method || len)
+			return bad(c, "error reply with a method or payload");
+		if (le32_to_cpu(hdr->status) != KRPC_WS_NO_METHOD &&
+		    (!hdr->status ||
+		     le32_to_cpu(hdr->status) > KRPC_WS_ERRNO_MAX))
+			return bad(c, "error reply with a bad status");
+		break;
+	default:
+		if (hdr->method || hdr->status || len)
+			return bad(c, "control message with fields set");
+		if (hdr->type != KRPC_MSG_CANCEL && hdr->call_id)
+			return bad(c, "control message with a call id");
+		break;
+	}
+	return 0;
+}
+
+/* A request's header passed: take a buffer for its payload. */
+static int req_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	const struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	struct krpc_conn *conn = tc->conn;
+	u64 id = le64_to_cpu(hdr->call_id);
+	u32 slot = id & KRPC_CALL_SLOT_MASK;
+	u32 len = le32_to_cpu(hdr->len);
+	struct krpc_buf *buf;
+
+	if (hdr->type == KRPC_MSG_REQUEST &&
+	    (slot >= conn->depth || conn->reqs[slot]))
+		return bad(c, "call slot beyond the depth or still busy");
+	tc->rx_nobufs = false;
+	if (!len)
+		return 0;
+	buf = krpc_buf_get(conn->pool, len, GFP_ATOMIC);
+	if (IS_ERR(buf)) {
+		/*
+		 * Not waiting for one: the callers holding buffers may be
+		 * waiting for our replies.  The payload is dropped.
+		 */
+		if (PTR_ERR(buf) != -ENOBUFS)
+			return PTR_ERR(buf);
+		tc->rx_nobufs = true;
+		return 0;
+	}
+	tc->rx_buf = buf;
+	return 0;
+}
+
+/* A request is complete: hand it to its handler. */
+static int req_done_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	const struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	struct krpc_conn *conn = tc->conn;
+	struct krpc_buf *buf = tc->rx_buf;
+	struct krpc_req *req;
+
+	tc->rx_buf = NULL;
+	req = krpc_req_alloc_locked(conn, hdr->type == KRPC_MSG_ONEWAY,
+				    le64_to_cpu(hdr->call_id),
+				    le32_to_cpu(hdr->method));
+	if (IS_ERR(req)) {
+		krpc_buf_put(buf);
+		if (PTR_ERR(req) == -ENOMEM)
+			return -ENOMEM;
+		return bad(c, "call slot beyond the depth or still busy");
+	}
+	if (tc->rx_nobufs) {
+		tc->rx_nobufs = false;
+		if (req->flags & REQ_ONEWAY) {
+			krpc_req_free_locked(req);
+		} else {
+			req->flags |= REQ_REPLIED;
+			req->status = -ENOBUFS;
+			conn->ops->send_reply(conn, req);
+		}
+		return 0;
+	}
+	if (hdr->flags & KRPC_WF_RDV_REPLY) {
+		req->xrdv[1].len = le32_to_cpu(hdr->rep.len);
+		req->reply_max = max(req->reply_max, req->xrdv[1].len);
+	}
+	if (buf) {
+		buf->off = 0;
+		buf->len = le32_to_cpu(hdr->len);
+		req->payload = buf;
+		krpc_conn_stat_add(conn, KRPC_STAT_BYTES_RX, buf->len);
+		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
+	}
+	krpc_req_start_locked(req);
+	return 0;
+}
+
+/* A reply's header passed: find the call and where its payload goes. */
+static int reply_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	const struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	struct krpc_conn *conn = tc->conn;
+	u32 len = le32_to_cpu(hdr->len);
+	struct krpc_tcp_cctx *cctx;
+	struct krpc_call *call;
+	struct krpc_buf *buf;
+
+	call = krpc_call_find_locked(conn, le64_to_cpu(hdr->call_id));
+	if (!call)
+		return bad(c, "reply for an unknown call");
+	cctx = call->xprt;
+	if (cctx->tx)
+		return bad(c, "reply for a call not sent yet");
+	if (call->flags & KRPC_CALL_ONEWAY)
+		return bad(c, "reply for a one-way message");
+	if (!len)
+		return 0;
+	if (call->reply_dst) {
+		if (len > call->reply_dst->size)
+			return bad(c, "reply longer than the reply room");
+	} else if (len > conn->inline_max) {
+		return bad(c, "reply beyond the inline size");
+	}
+	/* Late (after a timeout or cancel): read and dropped. */
+	if (call->state & CALL_RESULT)
+		return 0;
+	if (call->reply_dst) {
+		/* Held: the call cannot complete while we write into it. */
+		cctx->rx_busy = true;
+		tc->rx_cctx = cctx;
+		tc->rx_buf = call->reply_dst;
+		return 0;
+	}
+	buf = krpc_pool_get_recv(conn->pool);
+	if (IS_ERR(buf)) {
+		c->retry = true;
+		return -ENOBUFS;
+	}
+	tc->rx_buf = buf;
+	return 0;
+}
+
+static int reply_done_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	const struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	struct krpc_conn *conn = tc->conn;
+	u32 len = le32_to_cpu(hdr->len), ws = le32_to_cpu(hdr->status);
+	struct krpc_buf *buf = tc->rx_buf;
+	struct krpc_tcp_cctx *cctx;
+	struct krpc_call *call;
+	int status = 0;
+
+	tc->rx_buf = NULL;
+	if (tc->rx_cctx) {
+		cctx = tc->rx_cctx;
+		tc->rx_cctx = NULL;
+		cctx->rx_busy = false;
+		call = cctx->call;
+	} else {
+		/* Neither the slot nor the call can change while unreplied. */
+		call = krpc_call_find_locked(conn, le64_to_cpu(hdr->call_id));
+		if (WARN_ON_ONCE(!call)) {
+			krpc_buf_put(buf);
+			return -EIO;
+		}
+		cctx = call->xprt;
+	}
+	if (hdr->type == KRPC_MSG_ERROR)
+		status = ws == KRPC_WS_NO_METHOD ? -EBADRQC : -(int)ws;
+	if (buf) {
+		buf->off = 0;
+		buf->len = len;
+		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
+	}
+	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_RX, len);
+	krpc_conn_stat_inc(conn, KRPC_STAT_REPLIES);
+	if (call->state & CALL_RESULT) {
+		krpc_conn_stat_inc(conn, KRPC_STAT_STALE);
+		/* A reply destination goes with the call, not here. */
+		if (buf != call->reply_dst)
+			krpc_buf_put(buf);
+	} else {
+		krpc_call_result_locked(call, status,
+					status ? KRPC_RES_REMOTE : 0, buf);
+	}
+	cctx->replied = true;
+	krpc_call_replied_locked(call);
+	krpc_tcp_cctx_progress_locked(cctx);
+	return 0;
+}
+
+/*
+ * A header arrived whole.  Returns 0 with tc->rx_phase set to what comes
+ * next, or an error (c->why: protocol error; c->retry: pool empty).
+ */
+static int hdr_rx_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	struct krpc_wire_hdr *hdr = &tc->rx_hdr;
+	int ret;
+
+	memcpy(hdr, tc->rx_head, sizeof(*hdr));
+	ret = hdr_check(tc, c);
+	if (ret)
+		return ret;
+	switch (hdr->type) {
+	case KRPC_MSG_REQUEST:
+	case KRPC_MSG_ONEWAY:
+		ret = req_hdr_locked(tc, c);
+		break;
+	case KRPC_MSG_REPLY:
+	case KRPC_MSG_ERROR:
+		ret = reply_hdr_locked(tc, c);
+		break;
+	case KRPC_MSG_CANCEL:
+		krpc_req_cancel_locked(tc->conn, le64_to_cpu(hdr->call_id));
+		fallthrough;
+	default:
+		tc->rx_got = 0;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	tc->rx_got = 0;
+	if (hdr->len) {
+		tc->rx_phase = RX_PAYLOAD;
+		return 0;
+	}
+	return hdr->type == KRPC_MSG_REPLY || hdr->type == KRPC_MSG_ERROR ?
+		reply_done_locked(tc, c) : req_done_locked(tc, c);
+}
+
+static int payload_rx_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	u8 type = tc->rx_hdr.type;
+
+	tc->rx_phase = RX_HDR;
+	tc->rx_got = 0;
+	return type == KRPC_MSG_REPLY || type == KRPC_MSG_ERROR ?
+		reply_done_locked(tc, c) : req_done_locked(tc, c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* rx_work */
+
+/* Where the next bytes go and how many the current piece still needs. */
+static u32 rx_target(struct krpc_tcp_conn *tc, void **dst)
+{
+	u32 len;
+
+	switch (tc->rx_phase) {
+	case RX_HELLO:
+		*dst = tc->rx_head + tc->rx_got;
+		return sizeof(struct krpc_wire_hello) - tc->rx_got;
+	case RX_HDR:
+		*dst = tc->rx_head + tc->rx_got;
+		return KRPC_HDR_SIZE - tc->rx_got;
+	case RX_PAYLOAD:
+		len = le32_to_cpu(tc->rx_hdr.len) - tc->rx_got;
+		if (!tc->rx_buf) {
+			*dst = tc->rx_scratch;
+			return min_t(u32, len, KRPC_TCP_SCRATCH);
+		}
+		*dst = tc->rx_buf->vaddr + tc->rx_got;
+		return len;
+	default:
+		return 0;
+	}
+}
+
+/* A piece is complete: act on it under the lock. */
+static int rx_piece_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
+{
+	switch (tc->rx_phase) {
+	case RX_HELLO:
+		tc->rx_phase = RX_HDR;
+		tc->rx_got = 0;
+		if (tc->conn->server)
+			hello_server_locked(tc);
+		else
+			hello_client_locked(tc);
+		return 0;
+	case RX_HDR:
+		return hdr_rx_locked(tc, c);
+	case RX_PAYLOAD:
+		if (tc->rx_got < le32_to_cpu(tc->rx_hdr.len))
+			return 0;	/* a discarded payload, in chunks */
+		return payload_rx_locked(tc, c);
+	default:
+		return 0;
+	}
+}
+
+static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
+			    int ret)
+{
+	struct krpc_conn *conn = tc->conn;
+
+	if (c->why) {
+		atomic64_inc(&krpc_stats.protocol_errors);
+		pr_err_ratelimited("conn %u: protocol error from %pISpc: %s (type %u, call %#llx); closing\n",
+				   conn->id, &conn->peer, c->why,
+				   tc->rx_hdr.type,
+				   le64_to_cpu(tc->rx_hdr.call_id));
+	} else {
+		pr_err_ratelimited("conn %u: cannot process a message: %d; closing\n",
+				   conn->id, ret);
+	}
+	krpc_tcp_fail_locked(tc, ret);
+}
+
+void krpc_tcp_rx_work(struct work_struct *work)
+{
+	struct krpc_tcp_conn *tc = container_of(to_delayed_work(work),
+						struct krpc_tcp_conn, rx_work);
+	struct krpc_conn *conn = tc->conn;
+	unsigned int budget = RX_BUDGET;
+	struct msghdr msg;
+	struct kvec kv;
+	void *dst;
+	u32 want;
+	int ret;
+
+	while (budget) {
+		struct rx_ctx c = {};
+
+		if (!READ_ONCE(tc->live) || tc->rx_phase == RX_CLOSED)
+			return;
+		want = rx_target(tc, &dst);
+		/* A header whose buffer was not there last time. */
+		if (tc->rx_phase == RX_HDR && !want)
+			goto piece;
+		kv.iov_base = dst;
+		kv.iov_len = want;
+		memset(&msg, 0, sizeof(msg));
+		ret = kernel_recvmsg(tc->sock, &msg, &kv, 1, want,
+				     MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (ret == -EAGAIN)
+			return;		/* sk_data_ready requeues us */
+		if (ret <= 0) {
+			krpc_conn_lock(conn);
+			if (tc->live && (ret || conn->state != KRPC_CONN_UP ||
+					 tc->rx_got || tc->rx_phase != RX_HDR))
+				pr_info_ratelimited("conn %u: %pISpc closed the connection%s (%d)\n",
+						    conn->id, &conn->peer,
+						    tc->rx_got || tc->rx_phase == RX_PAYLOAD ?
+						    " in the middle of a message" : "",
+						    ret);
+			krpc_tcp_fail_locked(tc, -ECONNRESET);
+			krpc_conn_unlock(conn);
+			return;
+		}
+		WRITE_ONCE(tc->last_rx, jiffies);
+		tc->rx_got += ret;
+		if ((u32)ret < want)
+			continue;
+piece:
+		krpc_conn_lock(conn);
+		if (!tc->live) {
+			krpc_conn_unlock(conn);
+			return;
+		}
+		ret = rx_piece_locked(tc, &c);
+		if (ret && c.retry) {
+			/*
+			 * Header kept whole: resumed from "piece" later.  We
+			 * are the slow side: the peer is not silent.
+			 */
+			WRITE_ONCE(tc->last_rx, jiffies);
+			krpc_conn_unlock(conn);
+			atomic64_inc(&krpc_stats.pool_empty);
+			queue_delayed_work(krpc_wq, &tc->rx_work,
+					   RX_RETRY_JIFFIES);
+			return;
+		}
+		if (ret)
+			rx_error_locked(tc, &c, ret);
+		krpc_conn_unlock(conn);
+		if (ret)
+			return;
+		budget--;
+	}
+	mod_delayed_work(krpc_wq, &tc->rx_work, 0);
+}
