@@ -101,14 +101,32 @@ static uint8_t pattern(uint64_t seed, uint32_t i)
 }
 
 /*
- * Which transports this krpc offers.  There is no TCP transport in this
- * build: neither the uapi connect/listen structures nor the kernel API
- * name one, so tcp and auto are refused here rather than silently
+ * Which transports the loaded krpc offers: RDMA always, TCP (and so auto)
+ * when the module announces KRPC_FEAT_TCP.  Refused rather than silently
  * measured over RDMA.
  */
 static int transport_supported(enum transport t)
 {
-	return t == T_RDMA ? 0 : -EOPNOTSUPP;
+	struct krpc_info info;
+	int fd, ret;
+
+	if (t == T_RDMA)
+		return 0;
+	fd = krpc_dev_open(0);
+	if (fd < 0)
+		return fd;
+	ret = krpc_dev_info(fd, &info);
+	close(fd);
+	if (ret)
+		return ret;
+	return info.features & KRPC_FEAT_TCP ? 0 : -EOPNOTSUPP;
+}
+
+/* The uapi's KRPC_TRANSPORT_* for a client of @t. */
+static uint32_t uapi_transport(enum transport t)
+{
+	return t == T_TCP ? KRPC_TRANSPORT_TCP :
+	       t == T_AUTO ? KRPC_TRANSPORT_AUTO : KRPC_TRANSPORT_RDMA;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -476,8 +494,12 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 			       pool_count(nr_slots, nr_slots), &s->pool);
 	if (ret)
 		return ret;
-	return krpc_listen(s->k.fd, &s->pool, (struct sockaddr *)&sin,
-			   sizeof(sin), nr_slots, &method, 1, &s->srv);
+	/* Clients over tcp or auto find a listener on both transports. */
+	return krpc_listen_xprt(s->k.fd, &s->pool, (struct sockaddr *)&sin,
+				sizeof(sin), nr_slots, &method, 1,
+				o.transport == T_RDMA ? KRPC_TRANSPORT_RDMA :
+							KRPC_TRANSPORT_AUTO,
+				&s->srv);
 }
 
 /* Answer every request with its own buffer (resized) until a signal. */
@@ -670,8 +692,10 @@ static int client_setup(struct client *c)
 	if (ret)
 		return ret;
 	for (i = 0; i < o.conns; i++) {
-		c->conn[i] = krpc_connect(&c->k, &c->pool, (struct sockaddr *)&sin,
-					  sizeof(sin), o.depth);
+		c->conn[i] = krpc_connect_xprt(&c->k, &c->pool,
+					       (struct sockaddr *)&sin,
+					       sizeof(sin), o.depth,
+					       uapi_transport(o.transport), NULL);
 		if (c->conn[i] < 0)
 			return c->conn[i];
 	}
@@ -1256,7 +1280,7 @@ int main(int argc, char **argv)
 		o.progress = o.duration >= 5 && !o.calls ? 1 : 0;
 	ret = transport_supported(o.transport);
 	if (ret) {
-		fprintf(stderr, "krpc-bench: transport %s: not supported by this krpc (%s): no TCP transport in this build\n",
+		fprintf(stderr, "krpc-bench: transport %s: not supported by this krpc (%s)\n",
 			transport_names[o.transport], strerror(-ret));
 		return 3;
 	}

@@ -11,8 +11,8 @@
  *   server_start PORT [ADDR]	listen; method 1 echoes (NOSLEEP handler)
  *   server_stop
  *   run KEY=VALUE...		connect and keep DEPTH calls in flight on each
- *				connection: addr, port, transport (rdma; tcp
- *				and auto are -EOPNOTSUPP in this build), req,
+ *				connection: addr, port, transport (rdma, tcp
+ *				or auto), req,
  *				reply (bytes), depth, conns, calls (stop
  *				recording after that many; 0: until stop),
  *				verify (0: stamps only; 1: every byte)
@@ -304,6 +304,8 @@ static int cmd_server_start(char **argv, int argc)
 	if (ret)
 		return ret;
 	o.depth = MAX_DEPTH;
+	/* Both transports on the port: clients choose theirs. */
+	o.transport = KRPC_XPRT_AUTO;
 	s = krpc_server_create(&o);
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -368,11 +370,26 @@ static void run_stop(void)
 struct run_opts {
 	char addr[48];
 	u16 port;
+	unsigned int transport;
 	unsigned int depth, conns;
 	size_t req, reply;
 	u64 calls;
 	bool verify;
 };
+
+/* rdma, tcp or auto: enum krpc_xprt. */
+static int parse_transport(const char *v, unsigned int *t)
+{
+	if (!strcmp(v, "rdma"))
+		*t = KRPC_XPRT_RDMA;
+	else if (!strcmp(v, "tcp"))
+		*t = KRPC_XPRT_TCP;
+	else if (!strcmp(v, "auto"))
+		*t = KRPC_XPRT_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 static int parse_run(char **argv, int argc, struct run_opts *o)
 {
@@ -390,8 +407,7 @@ static int parse_run(char **argv, int argc, struct run_opts *o)
 		else if (!strcmp(argv[i], "port"))
 			ret = kstrtou16(v, 0, &o->port);
 		else if (!strcmp(argv[i], "transport"))
-			/* No TCP transport in this krpc (yet). */
-			ret = strcmp(v, "rdma") ? -EOPNOTSUPP : 0;
+			ret = parse_transport(v, &o->transport);
 		else if (!strcmp(argv[i], "req"))
 			ret = kstrtoul(v, 0, &o->req);
 		else if (!strcmp(argv[i], "reply"))
@@ -417,7 +433,8 @@ static int parse_run(char **argv, int argc, struct run_opts *o)
 
 static int cmd_run(char **argv, int argc)
 {
-	struct run_opts o = { .depth = 1, .conns = 1 };
+	struct run_opts o = { .depth = 1, .conns = 1,
+			      .transport = KRPC_XPRT_RDMA };
 	struct krpc_client_opts co = {};
 	unsigned int i;
 	struct brun *r;
@@ -448,6 +465,7 @@ static int cmd_run(char **argv, int argc)
 	atomic64_set(&r->min_ns, S64_MAX);
 	WRITE_ONCE(srv_reply_len, o.reply);
 	co.depth = o.depth;
+	co.transport = o.transport;
 	for (i = 0; i < o.conns; i++) {
 		r->clnt[i] = krpc_client_create(&co);
 		if (IS_ERR(r->clnt[i])) {
