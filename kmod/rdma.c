@@ -196,6 +196,9 @@ static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
 	struct ib_send_wr wr;
 	struct ib_sge sge;
 
+	/* A failed post before us in this flush killed the connection. */
+	if (!rc->live)
+		return -ENOTCONN;
 	/* Control messages never take a call's or a reply's context. */
 	if (!rc->sq_avail || !credit_ok(rc) || rc->nr_ctrl >= KRPC_NR_CTRL)
 		return -EAGAIN;
