@@ -60,7 +60,7 @@ static struct opts {
 	uint32_t depth, conns, threads;
 	double duration, warmup, progress;
 	uint64_t calls;
-	int json, verify, sqpoll, busy;
+	int json, verify, sqpoll, busy, defer;
 	uint32_t free_batch;
 	const char *addr;
 	uint16_t port;
@@ -341,8 +341,8 @@ static void report(const struct stats *s, const struct sample *a,
 	       transport_names[o.transport], o.kernel ? "kernel" : "user");
 	printf(",\"req_size\":%u,\"reply_size\":%u,\"conns\":%u,\"threads\":%u",
 	       o.req, o.reply, o.conns, o.threads);
-	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"verify\":%d", o.sqpoll,
-	       o.busy, o.verify);
+	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"defer\":%d,\"verify\":%d",
+	       o.sqpoll, o.busy, o.defer, o.verify);
 	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"bad\":%" PRIu64,
 	       s->calls, s->errors, s->bad);
 	jnum("elapsed_s", elapsed);
@@ -375,7 +375,10 @@ static void report(const struct stats *s, const struct sample *a,
 
 static unsigned int ring_flags(void)
 {
-	return o.sqpoll ? KRPC_RING_SQPOLL : 0;
+	if (o.sqpoll)
+		return KRPC_RING_SQPOLL;
+	/* One task submits and reaps: the ring is set up by that task. */
+	return o.defer ? KRPC_RING_DEFER : 0;
 }
 
 static struct io_uring_sqe *get_sqe(struct krpc *k)
@@ -716,13 +719,26 @@ static int client_setup(struct client *c)
 	return 0;
 }
 
+static pthread_barrier_t setup_done;
+
+/*
+ * Each client thread sets up its own ring: with --defer the ring takes
+ * submissions from the task that created it only (SINGLE_ISSUER).
+ */
 static void *client_fn(void *arg)
 {
 	struct client *c = arg;
-	struct freeq q = { .k = &c->k, .pool = c->pool.handle };
+	struct freeq q = { .k = &c->k };
 	uint32_t i, inflight = 0;
 	struct io_uring_cqe *cqe;
 
+	c->err = client_setup(c);
+	pthread_barrier_wait(&setup_done);
+	if (c->err) {
+		c->finished = 1;
+		return NULL;
+	}
+	q.pool = c->pool.handle;
 	for (i = 0; i < c->nr_slots; i++)
 		slot_prep(c, &c->slots[i], i);
 	inflight = c->nr_slots;
@@ -911,17 +927,23 @@ static int run_user(void)
 	clients = calloc(o.threads, sizeof(*clients));
 	if (!clients)
 		die("out of memory");
+	pthread_barrier_init(&setup_done, NULL, o.threads + 1);
 	for (i = 0; i < o.threads; i++) {
 		clients[i].id = i;
 		stats_reset(&clients[i].st);
-		ret = client_setup(&clients[i]);
+		pthread_create(&clients[i].thread, NULL, client_fn, &clients[i]);
+	}
+	pthread_barrier_wait(&setup_done);
+	for (i = 0; i < o.threads; i++) {
+		ret = clients[i].err;
 		if (ret) {
 			fprintf(stderr, "krpc-bench: client %u: %s\n", i, strerror(-ret));
+			stopping = 1;
+			for (i = 0; i < o.threads; i++)
+				pthread_join(clients[i].thread, NULL);
 			goto out;
 		}
 	}
-	for (i = 0; i < o.threads; i++)
-		pthread_create(&clients[i].thread, NULL, client_fn, &clients[i]);
 	elapsed = measure(&user_ops, &a, &b, server);
 	crss = proc_rss_kb(getpid());
 	if (server > 0)
@@ -1175,6 +1197,7 @@ static void usage(int status)
 "  -w, --warmup S      seconds of load before measuring       [1]\n"
 "      --sqpoll        SQPOLL rings (user path, both sides)\n"
 "      --busy-poll     spin on the completion queue (user path, both sides)\n"
+"      --defer         DEFER_TASKRUN + SINGLE_ISSUER rings (user path, both sides)\n"
 "      --verify        fill and check every payload byte (else 16 stamped bytes)\n"
 "      --json          one JSON object on stdout\n"
 "      --progress S    progress line every S seconds on stderr [1 if the run is 5 s or longer]\n"
@@ -1211,7 +1234,7 @@ int main(int argc, char **argv)
 		{ "verify", 0, 0, 3 }, { "json", 0, 0, 4 },
 		{ "progress", 1, 0, 5 }, { "module", 1, 0, 6 },
 		{ "caps", 0, 0, 7 }, { "free-batch", 1, 0, 8 },
-		{ "addr", 1, 0, 'a' },
+		{ "defer", 0, 0, 9 }, { "addr", 1, 0, 'a' },
 		{ "port", 1, 0, 'P' }, { "mode", 1, 0, 'm' },
 		{ "help", 0, 0, 'h' }, { 0 },
 	};
@@ -1251,6 +1274,7 @@ int main(int argc, char **argv)
 			break;
 		case 1: o.sqpoll = 1; break;
 		case 2: o.busy = 1; break;
+		case 9: o.defer = 1; break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;
@@ -1272,7 +1296,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || !o.depth || !o.conns || !o.threads ||
-	    o.duration <= 0 || o.warmup < 0)
+	    o.duration <= 0 || o.warmup < 0 ||
+	    (o.defer && (o.sqpoll || o.busy)))	/* defer reaps in enter() */
 		usage(2);
 	if (o.reply == UINT32_MAX)
 		o.reply = o.req;

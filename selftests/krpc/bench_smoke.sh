@@ -56,6 +56,9 @@ bench_ok "user path, 4000 B, depth 4" 300 -s 4000 -d 4
 bench_ok "user path, 64 KiB to 100 B, 2 threads x 2 conns, SQPOLL" 100 \
 	-s 65536 -r 100 -d 2 -T 2 -c 2 --sqpoll
 bench_ok "user path, 0 B, busy polling" 300 -s 0 --busy-poll
+bench_ok "user path, 512 B, 2 threads, DEFER_TASKRUN" 300 -s 512 -T 2 -d 4 --defer
+ktap_check "--defer with --sqpoll is refused (exit 2)" \
+	eval "\"$bench\" --defer --sqpoll -n 1 > /dev/null 2>&1; test \$? = 2"
 bench_ok "kernel path, 64 B, depth 8" 300 -p kernel -s 64 -d 8
 bench_ok "kernel path, 1 MiB, depth 2" 20 -p kernel -s 1048576 -d 2
 ktap_check "krpc_bench.ko was unloaded after the run" \

@@ -160,6 +160,7 @@ for size in $sizes; do
 	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
 	if [ "$size" -le 65536 ]; then
 		kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
+		kbench krpc_user_defer_lat "$size" 1 --defer || echo "bench: krpc user defer $size failed"
 		kbench krpc_user_sqpoll_lat "$size" 1 --sqpoll || echo "bench: krpc user sqpoll $size failed"
 		# busy polling (for the target) at the smallest size only
 		[ "$size" = "$first" ] && { kbench krpc_user_busy_lat "$size" 1 --busy-poll ||
@@ -167,8 +168,10 @@ for size in $sizes; do
 		kbench krpc_user_bw "$size" "$sat" || echo "bench: krpc user depth $sat $size failed"
 	fi
 	if [ $krpc_tcp = 1 ]; then
-		kbench krpc_tcp_lat "$size" 1 -t tcp || echo "bench: krpc tcp $size failed"
-		kbench krpc_tcp_bw "$size" "$sat" -t tcp || echo "bench: krpc tcp depth $sat $size failed"
+		# the kernel path, beside the RDMA kernel path: the transports
+		# compared without io_uring in the way, at every size
+		kbench krpc_tcp_lat "$size" 1 -p kernel -t tcp || echo "bench: krpc tcp $size failed"
+		kbench krpc_tcp_bw "$size" "$sat" -p kernel -t tcp || echo "bench: krpc tcp depth $sat $size failed"
 	fi
 done
 
