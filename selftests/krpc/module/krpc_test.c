@@ -7,7 +7,9 @@
  * while calls are in flight.  Each instance has /sys/kernel/debug/<name>/:
  *   cmd	write one command; the write fails with the test's error
  *   log	what the last commands found, for the shell driver
- *   info	the client connection as krpc_client_query() reports it
+ *   info	the client connection as krpc_client_query() reports it, and
+ *		when the last disconnect callback ran (CLOCK_BOOTTIME ms, the
+ *		clock of /proc/uptime)
  *
  * Commands (addresses are IPv4 or IPv6 literals):
  *   server_start PORT [ADDR]	listen (ADDR defaults to the wildcard)
@@ -33,7 +35,9 @@
  *				resets the connection (-ETIMEDOUT)
  *   counters			no RNR NAK, no data-path registration; over RDMA
  *				no copy, over TCP copies and no key
- *   storm_start SIZE		keep calls in flight until storm_stop
+ *   storm_start SIZE [hold]	keep calls in flight until storm_stop; with
+ *				"hold" they go to the method that holds its
+ *				requests (no reply comes until server_stop)
  *   storm_stop			every storm call completed exactly once
  */
 #include <linux/module.h>
@@ -46,6 +50,7 @@
 #include <linux/delay.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -86,6 +91,7 @@ static struct krpc_server *srv;
 static struct krpc_client *clnt;
 static atomic_t disconnects = ATOMIC_INIT(0);
 static int disconnect_reason;
+static u64 disconnect_ms;
 
 /* Server state */
 static LIST_HEAD(held);
@@ -385,6 +391,7 @@ static int cmd_server_start(char **argv, int argc)
 static void on_disconnect(struct krpc_client *c, int reason, void *priv)
 {
 	disconnect_reason = reason;
+	WRITE_ONCE(disconnect_ms, ktime_to_ms(ktime_get_boottime()));
 	atomic_inc(&disconnects);
 }
 
@@ -975,6 +982,7 @@ static atomic64_t storm_submitted, storm_completed, storm_errors;
 static atomic_t storm_doubles = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(storm_wq);
 static size_t storm_len;
+static u32 storm_method;
 
 static void storm_done(struct krpc_call *call, const struct krpc_result *res,
 		       void *priv)
@@ -1001,7 +1009,7 @@ static int storm_fn(void *unused)
 
 	while (!kthread_should_stop()) {
 		struct krpc_call_args a = {
-			.method = M_SHUFFLE, .reply_max = storm_len,
+			.method = storm_method, .reply_max = storm_len,
 			.done = storm_done,
 		};
 		struct storm_call *sc;
@@ -1048,6 +1056,9 @@ static int cmd_storm_start(char **argv, int argc)
 		return -EINVAL;
 	if (argc < 2 || kstrtoul(argv[1], 0, &storm_len))
 		return -EINVAL;
+	if (argc > 2 && strcmp(argv[2], "hold"))
+		return -EINVAL;
+	storm_method = argc > 2 ? M_HOLD : M_SHUFFLE;
 	atomic64_set(&storm_submitted, 0);
 	atomic64_set(&storm_completed, 0);
 	atomic64_set(&storm_errors, 0);
@@ -1220,7 +1231,8 @@ static int info_show(struct seq_file *m, void *unused)
 			   info.stats.dp_regs, info.stats.copies,
 			   info.stats.mr_grants, info.transport);
 	}
-	seq_printf(m, "disconnects %d\n", atomic_read(&disconnects));
+	seq_printf(m, "disconnects %d\ndisconnect_ms %llu\n",
+		   atomic_read(&disconnects), READ_ONCE(disconnect_ms));
 	mutex_unlock(&cmd_lock);
 	return 0;
 }
