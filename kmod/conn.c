@@ -34,6 +34,7 @@ const char *const krpc_stat_names[KRPC_STAT_NR] = {
 	[KRPC_STAT_MR_GRANTS]		= "mr_grants",
 	[KRPC_STAT_DP_REGS]		= "dp_regs",
 	[KRPC_STAT_COPIES]		= "copies",
+	[KRPC_STAT_RX_PAUSES]		= "rx_pauses",
 };
 
 static_assert(sizeof(struct krpc_conn_stats) == KRPC_STAT_NR * sizeof(u64));

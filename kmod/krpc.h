@@ -275,6 +275,10 @@ enum krpc_conn_state {
  * @copies:	payload copies; 0 for pool buffers over RDMA; over TCP one
  *		per payload received and one per payload sent (the socket
  *		copies it)
+ * @rx_pauses: TCP server: times the connection stopped reading because
+ *		it held its bound of live requests (2 x depth), holding the
+ *		peer back by TCP's window until a request is freed; 0 over
+ *		RDMA, where posted receives bound the requests
  */
 struct krpc_conn_stats {
 	u64 calls;
@@ -294,6 +298,7 @@ struct krpc_conn_stats {
 	u64 mr_grants;
 	u64 dp_regs;
 	u64 copies;
+	u64 rx_pauses;
 };
 
 /**
@@ -303,7 +308,10 @@ struct krpc_conn_stats {
  * @depth:	negotiated outstanding-call limit
  * @inflight:	calls holding a slot now
  * @queued:	calls waiting for a slot
- * @send_credits: messages the peer can receive now
+ * @send_credits: messages we can send now without waiting: over RDMA the
+ *		peer's credits; over TCP a client's free call slots and a
+ *		server's requests the connection still accepts before it
+ *		stops reading (2 x depth minus the requests alive)
  * @inline_max:	largest payload sent inline; larger ones go by RDMA
  * @max_msg:	largest payload either side accepts
  * @transport:	KRPC_XPRT_RDMA or KRPC_XPRT_TCP

@@ -75,6 +75,7 @@ enum krpc_stat {
 	KRPC_STAT_MR_GRANTS,
 	KRPC_STAT_DP_REGS,
 	KRPC_STAT_COPIES,
+	KRPC_STAT_RX_PAUSES,
 	KRPC_STAT_NR,
 };
 
@@ -202,6 +203,9 @@ void krpc_rdma_device_removal(struct list_head *node);
  * @srv:	server side: the server
  * @srv_node:	entry in srv->conns
  * @reqs:	server side: client slot -> request in progress
+ * @nr_reqs:	server side: requests alive, from krpc_req_alloc_locked() to
+ *		krpc_req_free_locked(), one-way ones and replies not yet
+ *		written included (the TCP receiver's bound, tcp_rx.c)
  * @done_list:	calls whose completion runs at the next krpc_conn_unlock()
  * @run_list:	NOSLEEP requests to run at the next krpc_conn_unlock()
  * @free_list:	requests to free at the next krpc_conn_unlock() (their
@@ -243,6 +247,7 @@ struct krpc_conn {
 	struct krpc_server *srv;
 	struct list_head srv_node;
 	struct krpc_req **reqs;
+	unsigned int nr_reqs;
 
 	struct list_head done_list;
 	struct list_head run_list;

@@ -271,6 +271,8 @@ struct krpc_req *krpc_req_alloc_locked(struct krpc_conn *conn, bool oneway,
 	if (!req)
 		return ERR_PTR(-ENOMEM);
 	atomic64_inc(&krpc_stats.reqs_live);
+	/* tcp_rx.c reads it without the lock (only it increments it) */
+	WRITE_ONCE(conn->nr_reqs, conn->nr_reqs + 1);
 	krpc_conn_get(conn);
 	req->conn = conn;
 	INIT_LIST_HEAD(&req->node);
@@ -375,7 +377,10 @@ void krpc_req_slot_release_locked(struct krpc_req *req)
 	req->flags &= ~REQ_SLOT;
 }
 
-/* Freed at the next krpc_conn_unlock(), outside the lock. */
+/*
+ * Freed at the next krpc_conn_unlock(), outside the lock; it stops counting
+ * against the connection's bound now.
+ */
 void krpc_req_free_locked(struct krpc_req *req)
 {
 	struct krpc_conn *conn = req->conn;
@@ -383,6 +388,9 @@ void krpc_req_free_locked(struct krpc_req *req)
 	lockdep_assert_held(&conn->lock);
 	krpc_req_slot_release_locked(req);
 	list_add_tail(&req->node, &conn->free_list);
+	WRITE_ONCE(conn->nr_reqs, conn->nr_reqs - 1);
+	if (conn->ops->req_freed)
+		conn->ops->req_freed(conn);
 }
 
 void krpc_req_destroy(struct krpc_req *req)

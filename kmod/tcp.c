@@ -543,9 +543,14 @@ static void ktcp_free(struct krpc_conn *conn)
 
 static void ktcp_query(struct krpc_conn *conn, struct krpc_conn_info *info)
 {
+	u32 bound = krpc_tcp_req_bound(conn);
+
 	lockdep_assert_held(&conn->lock);
-	/* The socket is the window: no message credits to report. */
-	info->send_credits = 0;
+	/* No message credits on the wire: what we accept or may send now. */
+	if (conn->server)
+		info->send_credits = bound - min(conn->nr_reqs, bound);
+	else
+		info->send_credits = conn->nr_free;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -619,6 +624,7 @@ const struct krpc_transport_ops krpc_tcp_ops = {
 	.send_call	= ktcp_send_call,
 	.abort_call	= ktcp_abort_call,
 	.send_reply	= ktcp_send_reply,
+	.req_freed	= krpc_tcp_req_freed,
 	.query		= ktcp_query,
 	.free		= ktcp_free,
 };

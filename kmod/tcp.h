@@ -100,6 +100,9 @@ enum {
  * @rx_nobufs:	server: no buffer for this request: its payload is read
  *		and dropped and the call fails with -ENOBUFS, as over RDMA
  * @rx_scratch:	discard buffer
+ * @rx_paused:	server: rx_work stopped before a header because the
+ *		connection holds krpc_tcp_req_bound() requests; cleared (and
+ *		rx_work queued) by the request free that goes below it
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
  * @nr_tx:	entries on @txq
@@ -142,6 +145,7 @@ struct krpc_tcp_conn {
 	unsigned long last_tx;
 	bool live;
 	bool hello_done;
+	bool rx_paused;
 	bool teardown_queued;
 	int drain_reason;
 };
@@ -149,6 +153,15 @@ struct krpc_tcp_conn {
 static inline struct krpc_tcp_conn *to_tc(struct krpc_conn *conn)
 {
 	return conn->xprt;
+}
+
+/*
+ * Requests a server connection holds before it stops reading (tcp_rx.c):
+ * depth in handlers plus depth whose replies are queued but not yet written.
+ */
+static inline u32 krpc_tcp_req_bound(const struct krpc_conn *conn)
+{
+	return 2 * conn->depth;
 }
 
 /* tcp.c */
@@ -176,5 +189,6 @@ void krpc_tcp_unlisten(struct krpc_server *srv);
 
 /* tcp_rx.c */
 void krpc_tcp_rx_work(struct work_struct *work);
+void krpc_tcp_req_freed(struct krpc_conn *conn);
 
 #endif /* KRPC_TCP_H */

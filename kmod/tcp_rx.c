@@ -17,6 +17,22 @@
  * a scratch buffer and failed with -ENOBUFS, as over RDMA; a reply that
  * finds the receive reserve empty pauses reading until a buffer comes back,
  * so the peer is held back by TCP's window, not by our memory.
+ *
+ * Backpressure: the depth bounds the requests that hold a call slot, but a
+ * one-way message holds none, and a request gives its slot back when its
+ * reply is queued, not written.  So a server connection also bounds the
+ * requests it holds alive (conn->nr_reqs, counted by server.c): at
+ * krpc_tcp_req_bound(), 2 x depth, rx_work stops before the next header
+ * and the peer is held back by TCP's window, as when the pool is empty.
+ * Why 2 x depth: a client within the rules has at most depth requests in
+ * handlers, and a reply queued but not yet written leaves the client free
+ * to reuse the slot; the second depth covers those replies and one-way
+ * messages, so a peer that reads its replies is never paused by requests
+ * alone.  The request free that goes below the bound queues rx_work again
+ * (krpc_tcp_req_freed()); freeing never needs rx_work (handlers reply, and
+ * tx_work or the teardown frees the replies), so the pause cannot deadlock.
+ * A paused connection whose peer closed or reset it is torn down at once:
+ * rx_work would not read to the end of the stream.
  */
 #include <linux/slab.h>
 #include <linux/overflow.h>
@@ -534,6 +550,58 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 	krpc_tcp_fail_locked(tc, ret);
 }
 
+/*
+ * Before a new header on a server connection: true if the connection holds
+ * its bound of requests and rx_work must stop (or it died meanwhile).
+ */
+static bool rx_pause(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	struct sock *sk = tc->sock->sk;
+	bool pause;
+
+	/* Only rx_work raises the count: a stale value is too high, not low. */
+	if (READ_ONCE(conn->nr_reqs) < krpc_tcp_req_bound(conn))
+		return false;
+	krpc_conn_lock(conn);
+	pause = conn->nr_reqs >= krpc_tcp_req_bound(conn);
+	if (!tc->live) {
+		pause = true;
+	} else if (pause && (READ_ONCE(sk->sk_err) ||
+			     (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))) {
+		/* Unread bytes would make the keepalive think it alive. */
+		pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
+				    conn->id, &conn->peer);
+		krpc_tcp_fail_locked(tc, -ECONNRESET);
+	} else if (pause && !tc->rx_paused) {
+		tc->rx_paused = true;
+		krpc_conn_stat_inc(conn, KRPC_STAT_RX_PAUSES);
+	}
+	krpc_conn_unlock(conn);
+	return pause;
+}
+
+/**
+ * krpc_tcp_req_freed() - a request of a server connection was freed
+ * @conn:	the connection
+ *
+ * Resumes a receiver paused at the request bound once below it again.
+ *
+ * Context: conn->lock held (krpc_req_free_locked()).
+ */
+void krpc_tcp_req_freed(struct krpc_conn *conn)
+{
+	struct krpc_tcp_conn *tc = to_tc(conn);
+
+	lockdep_assert_held(&conn->lock);
+	/* Not live: the teardown cancelled rx_work for good. */
+	if (tc->rx_paused && tc->live &&
+	    conn->nr_reqs < krpc_tcp_req_bound(conn)) {
+		tc->rx_paused = false;
+		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
+	}
+}
+
 void krpc_tcp_rx_work(struct work_struct *work)
 {
 	struct krpc_tcp_conn *tc = container_of(to_delayed_work(work),
@@ -551,6 +619,9 @@ void krpc_tcp_rx_work(struct work_struct *work)
 
 		if (!READ_ONCE(tc->live) || tc->rx_phase == RX_CLOSED)
 			return;
+		if (conn->server && tc->rx_phase == RX_HDR && !tc->rx_got &&
+		    rx_pause(tc))
+			return;		/* krpc_tcp_req_freed() requeues us */
 		want = rx_target(tc, &dst);
 		/* A header whose buffer was not there last time. */
 		if (tc->rx_phase == RX_HDR && !want)

@@ -48,6 +48,10 @@ struct krpc_conn_info;
  *		release the request's slot with krpc_req_slot_release_locked()
  *		before the reply can reach the peer, and free @req with
  *		krpc_req_free_locked() when the transport is done with it.
+ * @req_freed:	locked, optional.  A request of server connection @conn
+ *		was freed (conn->nr_reqs dropped by one): a transport that
+ *		stopped reading because of its request bound may resume.
+ *		Must not free anything of @conn.
  * @query:	locked.  Fill the transport's part of @info.
  * @free:	free the transport's memory of @conn at its last reference.
  *		Any context.
@@ -63,6 +67,7 @@ struct krpc_transport_ops {
 	int (*send_call)(struct krpc_conn *conn, struct krpc_call *call);
 	void (*abort_call)(struct krpc_conn *conn, struct krpc_call *call);
 	void (*send_reply)(struct krpc_conn *conn, struct krpc_req *req);
+	void (*req_freed)(struct krpc_conn *conn);
 	void (*query)(struct krpc_conn *conn, struct krpc_conn_info *info);
 	void (*free)(struct krpc_conn *conn);
 };

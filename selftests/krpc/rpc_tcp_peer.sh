@@ -5,6 +5,10 @@
 # oversized length, an unknown type, random header bytes, a busy slot
 # (closed at once, counted as protocol errors), half a hello, half a header
 # and half a payload followed by silence (closed by the keepalive bound).
+# Then backpressure: a flood of one-way messages to a method that holds
+# them, and requests whose large replies are never read, each leave exactly
+# 2 x depth requests alive at the server, which stops reading (rx_pauses)
+# and holds the peer back by TCP's window until the requests go.
 # Meanwhile a kernel client keeps echoing through the same server; in the
 # end every counter is back to where it was and nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -15,6 +19,7 @@ peer=$KRPC_TOP/build/user/selftests/tcp_peer
 [ -x "$peer" ] || ktap_skip_all "tcp_peer not built"
 
 cleanup() {
+	[ -n "${out:-}" ] && rm -f "$out"
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -74,6 +79,88 @@ for m in stall_hello stall_hdr stall_payload; do
 	ktap_check "$m: connection gone" settle
 	ktap_check "$m: kernel client still served" still_serving
 done
+# Backpressure.  The peer asks depth 16 and is granted it (the server's
+# depth is the module default, larger): its connection holds at most
+# 2 x 16 requests alive.  Nothing else has requests alive while we sample.
+rbound=32
+wait_s=$((15 * RPC_SLOW))
+out=$(mktemp)	# the guest's tmpfs
+# pconn PORT KEY: a field of the server's connection to the peer at PORT
+pconn() {
+	grep -E "role=server .* peer=[^ ]*:$1 " /sys/kernel/debug/krpc/conns |
+		tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+out_has() { grep -q "$1" "$out"; }
+peer_port() { sed -n 's/^port //p' "$out"; }
+paused() { [ "$(pconn "$(peer_port)" rx_pauses)" -gt 0 ] 2>/dev/null; }
+# held_at_bound PID EXACT: 5 samples, 0.3 s apart, while the peer is held:
+# requests alive never above the bound (EXACT: always at it), no credit
+# left on the connection, the peer still running; the largest seen last.
+max_live=0
+held_at_bound() {
+	local i live cr
+	max_live=0
+	for i in 1 2 3 4 5; do
+		live=$(krpc_stat reqs_live)
+		cr=$(pconn "$(peer_port)" credits)
+		echo "# sample $i: reqs_live $live credits $cr"
+		[ "$live" -le $rbound ] || return 1
+		[ "$1" != exact ] || [ "$live" = $rbound ] || return 1
+		[ "$live" -gt $max_live ] && max_live=$live
+		kill -0 "$2" 2>/dev/null || { log "the peer is not held back"; return 1; }
+		sleep 0.3
+	done
+	[ "$cr" = 0 ]
+}
+reqs_gone() { [ "$(krpc_stat reqs_live)" = 0 ]; }
+
+# One-way flood: every message is held at the gate until it opens.
+count=8000
+rpc_check "gate closed" krpc_test gate_close
+echo "# + $peer flood $KRPC_ADDR4 $RPC_PORT $count &"
+"$peer" flood "$KRPC_ADDR4" "$RPC_PORT" $count > "$out" 2>&1 &
+fpid=$!
+ktap_check "flood: peer connected" wait_for "$wait_s" out_has "^port "
+ktap_check "flood: server stops reading (rx_pauses > 0)" wait_for "$wait_s" paused
+ktap_check "flood: exactly $rbound requests alive, no credit, peer held back" \
+	held_at_bound exact $fpid
+ktap_check "flood: the gate holds exactly $rbound" \
+	sh -c "echo gate_stat > /sys/kernel/debug/krpc_test/cmd &&
+	       grep -q 'held $rbound\$' /sys/kernel/debug/krpc_test/log"
+ktap_check "flood: kernel client still served" still_serving
+rpc_check "gate opens" krpc_test gate_open
+fok() { wait $fpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+ktap_check "flood: all $count messages and the final call went through" fok
+ktap_check "flood: connection gone" settle
+ktap_check "flood: no request left" wait_for "$wait_s" reqs_gone
+rpc_check "flood: the handler got exactly $count" krpc_test gate_stat $count
+
+# No reader: 64 KiB replies pile up unread until the server stops reading.
+echo "# + $peer noreader $KRPC_ADDR4 $RPC_PORT $((wait_s * 1000)) &"
+"$peer" noreader "$KRPC_ADDR4" "$RPC_PORT" $((wait_s * 1000)) > "$out" 2>&1 &
+npid=$!
+ktap_check "noreader: peer held back" wait_for "$wait_s" out_has "held back"
+ktap_check "noreader: at most $rbound requests alive, no credit" \
+	held_at_bound max $npid
+ktap_check "noreader: the bound was reached ($max_live)" test $max_live = $rbound
+ktap_check "noreader: kernel client still served" still_serving
+kill -USR1 $npid
+nok() { wait $npid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+ktap_check "noreader: peer closes with its replies unread" nok
+ktap_check "noreader: connection gone" settle
+ktap_check "noreader: every request freed" wait_for "$wait_s" reqs_gone
+rm -f "$out"
+
 ktap_check "no other protocol error" test "$(krpc_stat protocol_errors)" = $((perr0 + 4))
 ktap_check "server log names the reasons" \
 	sh -c 'dmesg | grep -q "protocol error from .*payload longer than the negotiated maximum" &&

@@ -17,6 +17,22 @@
  *   stall_hdr ADDR PORT MS	half a header, then nothing: closed within MS
  *   stall_payload ADDR PORT MS	a header and part of its payload: closed
  *				within MS
+ *   flood ADDR PORT COUNT	COUNT one-way messages to the gate method (10)
+ *				written as fast as the server takes them,
+ *				nothing read; then an echo call whose reply
+ *				(after any keepalives) proves every one was
+ *				read; closed
+ *   noreader ADDR PORT MS	requests whose replies are 64 KiB, never
+ *				read: a round of depth calls, the next once
+ *				the server has queued every reply (its
+ *				"replies" counter in debugfs krpc/conns, so
+ *				no slot is reused early), until the server
+ *				stops reading (rx_pauses) and its replies
+ *				stop for 500 ms, within MS; then waits for
+ *				SIGUSR1 and closes with the replies unread
+ *
+ * flood and noreader print "port N", their local port, first: the server's
+ * connection is the line of debugfs krpc/conns with that peer port.
  *
  * Exit status 0 when the server behaved exactly so, 1 otherwise (with a
  * line on stderr saying what happened instead).
@@ -28,6 +44,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +60,11 @@
 #define VERSION		1
 #define HDR_SIZE	64
 #define M_ECHO		1
+#define M_BIG		9
+#define M_GATE		10
+#define FLOOD_LEN	512
+#define BIG_REPLY	65536
+#define F_RDV_REPLY	0x02
 
 struct hello {
 	uint32_t magic;		/* big endian */
@@ -78,7 +100,7 @@ struct hdr {
 _Static_assert(sizeof(struct hello) == 32, "hello");
 _Static_assert(sizeof(struct hdr) == HDR_SIZE, "hdr");
 
-enum { T_REQUEST = 1, T_REPLY = 2 };
+enum { T_REQUEST = 1, T_REPLY = 2, T_ONEWAY = 4, T_KEEPALIVE = 6 };
 
 static int fail(const char *fmt, const char *what)
 {
@@ -194,12 +216,34 @@ static void req_init(struct hdr *h, uint16_t slot, uint64_t seq, uint32_t len)
 	h->len = htole32(len);
 }
 
+/*
+ * The reply to echo call @h (payload @msg of @len bytes), after any
+ * keepalives of the server, checked byte by byte.
+ */
+static int expect_echo(int fd, const struct hdr *h, const char *msg,
+		       size_t len)
+{
+	char buf[256];
+	struct hdr r;
+
+	do {
+		if (recv_all(fd, &r, sizeof(r)))
+			return fail("%s", "no reply header");
+	} while (r.type == T_KEEPALIVE && !r.len);
+	if (r.type != T_REPLY || le64toh(r.call_id) != le64toh(h->call_id) ||
+	    r.status || le32toh(r.len) != len || len > sizeof(buf))
+		return fail("%s", "wrong reply header");
+	if (recv_all(fd, buf, len) || memcmp(buf, msg, len))
+		return fail("%s", "wrong reply payload");
+	return 0;
+}
+
 static int do_good(int fd)
 {
 	static const char msg[] = "krpc over a byte-at-a-time stream";
 	struct hello ans;
-	struct hdr h, r;
-	char buf[sizeof(msg)], all[HDR_SIZE + sizeof(msg)];
+	struct hdr h;
+	char all[HDR_SIZE + sizeof(msg)];
 	size_t i;
 
 	if (handshake(fd, &ans))
@@ -212,14 +256,7 @@ static int do_good(int fd)
 			return fail("%s", "send");
 		usleep(1000);
 	}
-	if (recv_all(fd, &r, sizeof(r)))
-		return fail("%s", "no reply header");
-	if (r.type != T_REPLY || le64toh(r.call_id) != le64toh(h.call_id) ||
-	    r.status || le32toh(r.len) != sizeof(msg))
-		return fail("%s", "wrong reply header");
-	if (recv_all(fd, buf, sizeof(buf)) || memcmp(buf, msg, sizeof(msg)))
-		return fail("%s", "wrong reply payload");
-	return 0;
+	return expect_echo(fd, &h, msg, sizeof(msg));
 }
 
 static int do_reject(int fd, uint32_t magic, uint16_t version,
@@ -300,13 +337,187 @@ static int do_stall(int fd, const char *how, int ms)
 	return expect_closed(fd, ms, 1);
 }
 
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Print our local port: the driver finds the server's connection by it. */
+static int show_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int port;
+
+	if (getsockname(fd, (void *)&ss, &len))
+		return -1;
+	port = ss.ss_family == AF_INET ?
+		ntohs(((struct sockaddr_in *)&ss)->sin_port) :
+		ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	printf("port %d\n", port);
+	fflush(stdout);
+	return port;
+}
+
+/*
+ * A counter of our connection at the server, from debugfs krpc/conns
+ * (" peer=ADDR:PORT ... KEY=N"); -1 if the line is not there.
+ */
+static long long conn_field(int port, const char *key)
+{
+	char line[2048], pat[32], kpat[64], *p;
+	long long v = -1;
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/krpc/conns", "r");
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), ":%d ", port);
+	snprintf(kpat, sizeof(kpat), " %s=", key);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "role=server") || !strstr(line, pat))
+			continue;
+		p = strstr(line, kpat);
+		if (p)
+			v = atoll(p + strlen(kpat));
+	}
+	fclose(f);
+	return v;
+}
+
+/* A call on slot 0, then read (skipping keepalives) until its reply. */
+static int sync_call(int fd, uint64_t seq)
+{
+	static const char msg[] = "after the flood";
+	struct hdr h;
+
+	req_init(&h, 0, seq, sizeof(msg));
+	if (send_all(fd, &h, sizeof(h)) || send_all(fd, msg, sizeof(msg)))
+		return fail("%s", "send of the final call");
+	return expect_echo(fd, &h, msg, sizeof(msg));
+}
+
+static int do_flood(int fd, long count)
+{
+	char msg[HDR_SIZE + FLOOD_LEN];
+	struct hello ans;
+	struct hdr h;
+	long i, t0;
+
+	if (show_port(fd) < 0 || handshake(fd, &ans))
+		return 1;
+	memset(&h, 0, sizeof(h));
+	h.type = T_ONEWAY;
+	h.method = htole32(M_GATE);
+	h.len = htole32(FLOOD_LEN);
+	memcpy(msg, &h, HDR_SIZE);
+	memset(msg + HDR_SIZE, 0x5a, FLOOD_LEN);
+	t0 = now_ms();
+	for (i = 0; i < count; i++)
+		if (send_all(fd, msg, sizeof(msg)))
+			return fail("send: %s", strerror(errno));
+	printf("flood: %ld one-way messages written in %ld ms\n", count,
+	       now_ms() - t0);
+	return sync_call(fd, 1);
+}
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+/* Send @n bytes or stop at @deadline; 0, or -1 (EAGAIN past it, error). */
+static int send_until(int fd, const void *p, size_t n, long deadline)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		r = send(fd, (const char *)p + done, n - done,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r > 0) {
+			done += r;
+			continue;
+		}
+		if (r < 0 && errno != EAGAIN)
+			return -1;
+		if (now_ms() >= deadline)
+			return -1;
+		poll(&pf, 1, 10);
+	}
+	return 0;
+}
+
+static int do_noreader(int fd, int ms)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	long deadline, stuck = 0;
+	long long sent = 0, replies, last = -1;
+	unsigned int slot, depth;
+	struct hello ans;
+	uint32_t want = BIG_REPLY;
+	char msg[HDR_SIZE + sizeof(want)];
+	struct hdr h;
+	uint64_t seq;
+	int port;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	port = show_port(fd);
+	if (port < 0 || handshake(fd, &ans))
+		return 1;
+	depth = le16toh(ans.depth);
+	deadline = now_ms() + ms;
+	for (seq = 1;; seq++) {
+		/* Every reply queued: every slot is free again. */
+		while ((replies = conn_field(port, "replies")) != sent) {
+			if (replies < 0)
+				return fail("%s", "our connection is not in debugfs");
+			if (replies != last) {
+				last = replies;
+				stuck = now_ms();
+			}
+			if (conn_field(port, "rx_pauses") > 0 &&
+			    now_ms() - stuck >= 500)
+				goto held;
+			if (now_ms() >= deadline)
+				return fail("%s", "the server never stopped reading");
+			usleep(5000);
+		}
+		for (slot = 0; slot < depth; slot++) {
+			req_init(&h, slot, seq, sizeof(want));
+			h.method = htole32(M_BIG);
+			h.flags = F_RDV_REPLY;
+			h.rep.len = htole32(BIG_REPLY);
+			memcpy(msg, &h, HDR_SIZE);
+			memcpy(msg + HDR_SIZE, &want, sizeof(want));
+			if (send_until(fd, msg, sizeof(msg), deadline))
+				return fail("%s", "send");
+			sent++;
+		}
+	}
+held:
+	printf("noreader: server held back after %lld requests, %lld replies queued\n",
+	       sent, replies);
+	fflush(stdout);
+	while (!go)
+		usleep(10000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
 	int fd, ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: tcp_peer MODE ADDR PORT [MS]\n");
+		fprintf(stderr, "usage: tcp_peer MODE ADDR PORT [MS|COUNT]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -321,6 +532,10 @@ int main(int argc, char **argv)
 		ret = do_reject(fd, MAGIC, 99, 2, VERSION);
 	else if (!strncmp(mode, "stall_", 6) && argc > 4)
 		ret = do_stall(fd, mode, atoi(argv[4]));
+	else if (!strcmp(mode, "flood") && argc > 4)
+		ret = do_flood(fd, atol(argv[4]));
+	else if (!strcmp(mode, "noreader") && argc > 4)
+		ret = do_noreader(fd, atoi(argv[4]));
 	else
 		ret = do_bad_hdr(fd, mode);
 	close(fd);

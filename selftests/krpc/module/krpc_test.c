@@ -39,6 +39,10 @@
  *				"hold" they go to the method that holds its
  *				requests (no reply comes until server_stop)
  *   storm_stop			every storm call completed exactly once
+ *   gate_close			method 10 (M_GATE) holds its requests from now
+ *   gate_open			answer the held ones; M_GATE answers at once
+ *   gate_stat [N]		log how many M_GATE requests were answered and
+ *				are held; fail unless N were answered
  */
 #include <linux/module.h>
 #include <linux/debugfs.h>
@@ -77,6 +81,7 @@ enum {
 	M_GETCOUNT,
 	M_NOSLEEP_ECHO,
 	M_BIG,
+	M_GATE,
 };
 
 #define LOG_SIZE	8192
@@ -218,9 +223,20 @@ struct held_req {
 	struct krpc_req *req;
 };
 
-static int h_hold(struct krpc_req *req, void *priv)
+/*
+ * The gate (M_GATE): like M_HOLD, but opened and closed by command, so a
+ * raw peer can be held back by requests that stay alive, then let through.
+ */
+static LIST_HEAD(gated);
+static unsigned int nr_gated;
+static bool gate_closed;
+static u64 gate_passed;
+
+/* M_HOLD holds @req until server_stop; M_GATE while the gate is closed. */
+static int hold(struct krpc_req *req, bool gate)
 {
 	struct held_req *h;
+	bool now = false;
 
 	if (READ_ONCE(stopping))
 		return -ESHUTDOWN;
@@ -229,25 +245,91 @@ static int h_hold(struct krpc_req *req, void *priv)
 		return -ENOMEM;
 	h->req = req;
 	spin_lock(&held_lock);
-	list_add_tail(&h->node, &held);
-	nr_held++;
+	if (!gate) {
+		list_add_tail(&h->node, &held);
+		nr_held++;
+	} else if (gate_closed) {
+		list_add_tail(&h->node, &gated);
+		nr_gated++;
+	} else {
+		gate_passed++;
+		now = true;
+	}
 	spin_unlock(&held_lock);
+	if (now) {
+		krpc_req_reply(req, 0, NULL);
+		kfree(h);
+	}
 	return 0;
+}
+
+static int h_hold(struct krpc_req *req, void *priv)
+{
+	return hold(req, false);
+}
+
+static int h_gate(struct krpc_req *req, void *priv)
+{
+	return hold(req, true);
+}
+
+static void reply_all(struct list_head *list, int status)
+{
+	struct held_req *h, *t;
+
+	list_for_each_entry_safe(h, t, list, node) {
+		krpc_req_reply(h->req, status, NULL);
+		kfree(h);
+	}
 }
 
 static void release_held(int status)
 {
-	struct held_req *h, *t;
 	LIST_HEAD(list);
 
 	spin_lock(&held_lock);
 	list_splice_init(&held, &list);
 	nr_held = 0;
 	spin_unlock(&held_lock);
-	list_for_each_entry_safe(h, t, &list, node) {
-		krpc_req_reply(h->req, status, NULL);
-		kfree(h);
+	reply_all(&list, status);
+}
+
+static void gate_set(bool closed)
+{
+	LIST_HEAD(list);
+
+	spin_lock(&held_lock);
+	gate_closed = closed;
+	list_splice_init(&gated, &list);
+	gate_passed += nr_gated;
+	nr_gated = 0;
+	spin_unlock(&held_lock);
+	reply_all(&list, 0);
+}
+
+static int cmd_gate_stat(char **argv, int argc)
+{
+	unsigned int held;
+	u64 passed, want;
+	bool closed;
+
+	spin_lock(&held_lock);
+	passed = gate_passed;
+	held = nr_gated;
+	closed = gate_closed;
+	spin_unlock(&held_lock);
+	tlog("gate %s: passed %llu held %u\n", closed ? "closed" : "open",
+	     passed, held);
+	if (argc > 1) {
+		if (kstrtou64(argv[1], 0, &want))
+			return -EINVAL;
+		if (passed != want) {
+			fail("gate passed %llu requests, want %llu", passed,
+			     want);
+			return -EIO;
+		}
 	}
+	return 0;
 }
 
 static unsigned int held_count(void)
@@ -315,6 +397,7 @@ static const struct {
 	{ M_GETCOUNT, h_getcount, KRPC_METHOD_NOSLEEP },
 	{ M_NOSLEEP_ECHO, h_echo, KRPC_METHOD_NOSLEEP },
 	{ M_BIG, h_big, 0 },
+	{ M_GATE, h_gate, 0 },
 };
 
 static int parse_addr(const char *s, u16 port, struct sockaddr_storage *ss)
@@ -343,9 +426,13 @@ static void server_stop(void)
 	/* Handlers that reply later must reply before the server goes. */
 	WRITE_ONCE(stopping, true);
 	release_held(-ESHUTDOWN);
+	gate_set(false);
 	wait_event(deferred_wq, !atomic_read(&deferred));
 	krpc_server_destroy(srv);
 	srv = NULL;
+	spin_lock(&held_lock);
+	gate_passed = 0;
+	spin_unlock(&held_lock);
 	WRITE_ONCE(stopping, false);
 }
 
@@ -1180,6 +1267,12 @@ static int run_cmd(char *line)
 		return cmd_storm_start(argv, argc);
 	if (!strcmp(argv[0], "storm_stop"))
 		return cmd_storm_stop(argv, argc);
+	if (!strcmp(argv[0], "gate_close") || !strcmp(argv[0], "gate_open")) {
+		gate_set(!strcmp(argv[0], "gate_close"));
+		return 0;
+	}
+	if (!strcmp(argv[0], "gate_stat"))
+		return cmd_gate_stat(argv, argc);
 	return -EOPNOTSUPP;
 }
 
