@@ -41,6 +41,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(conns_rejected);
 	STAT(protocol_errors);
 	STAT(tcp_fallbacks);
+	STAT(tcp_zc_sends);
 	STAT(pools);
 	STAT(pool_empty);
 	STAT(dma_mapped);

@@ -10,7 +10,8 @@
  * Transports: RDMA (rdma_cm, the default) or TCP (in-kernel sockets), chosen
  * per client and per server (enum krpc_xprt); a server may listen on both.
  * Over TCP every payload is copied once on receive (counted in
- * krpc_conn_stats.copies); the API and the RPC semantics are the same.
+ * krpc_conn_stats.copies) and sent by reference; the API and the RPC
+ * semantics are the same.
  *
  * Model: a server listens on an address and port and registers handlers for
  * u32 method ids; a client connects to one server.  A call carries a request
@@ -273,8 +274,9 @@ enum krpc_conn_state {
  * @dp_regs:	memory registrations or DMA mappings done on the data path;
  *		0 for pool buffers
  * @copies:	payload copies; 0 for pool buffers over RDMA; over TCP one
- *		per payload received and one per payload sent (the socket
- *		copies it)
+ *		per payload received (socket to pool buffer), and one per
+ *		payload sent only if its pages could not go to the socket
+ *		by reference
  * @rx_pauses: TCP server: times the connection stopped reading because
  *		it held its bound of live requests (2 x depth), holding the
  *		peer back by TCP's window until a request is freed; 0 over

@@ -92,6 +92,7 @@ struct krpc_global_stats {
 	atomic64_t conns_rejected;
 	atomic64_t protocol_errors;
 	atomic64_t tcp_fallbacks;
+	atomic64_t tcp_zc_sends;	/* TCP payloads sent by reference */
 	atomic64_t pools;
 	atomic64_t pool_empty;
 	atomic64_t dma_mapped;		/* pool segments mapped for DMA */

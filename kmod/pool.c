@@ -2,9 +2,9 @@
 /*
  * Registered buffer pools (see pool.h).
  *
- * Every buffer is a list of segments, each one high-order page allocation
- * (naturally aligned, so an FRWR page size equal to the segment size covers
- * it exactly), DMA-mapped once when the pool is created.  Buffers made of
+ * Every buffer is a list of segments, each one compound high-order page
+ * allocation (naturally aligned, so an FRWR page size equal to the segment
+ * size covers it exactly), DMA-mapped once when the pool is created.  Buffers made of
  * more than one segment also get a vmap() so that the kernel sees one
  * contiguous payload.
  */
@@ -90,9 +90,13 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 		struct page *page;
 		u64 dma;
 
-		/* Zeroed: a buffer never shows a peer what the kernel had. */
+		/*
+		 * Zeroed: a buffer never shows a peer what the kernel had.
+		 * Compound: every page has a usable refcount, so the TCP
+		 * transport can hand them to the socket by reference.
+		 */
 		page = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
-				   pool->gfp, order);
+				   __GFP_COMP | pool->gfp, order);
 		if (!page)
 			goto out_free;
 		buf->segs[i].page = page;

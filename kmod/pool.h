@@ -86,7 +86,8 @@ struct krpc_pool_class {
  *		larger than KRPC_SEG_SIZE)
  * @gfp:	extra allocation flags for the buffer pages, 0 for kernel
  *		pools; a pool mapped into a process (ubuf.c) passes
- *		__GFP_COMP (vm_insert_pages() of high-order pages) and
+ *		__GFP_COMP (vm_insert_pages() of high-order pages; every
+ *		pool's pages are compound now, for TCP's zero-copy send) and
  *		__GFP_ACCOUNT (memcg)
  */
 struct krpc_pool_cfg {

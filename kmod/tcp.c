@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TCP transport: the send path, socket callbacks, keepalive and teardown.
- * Connecting and accepting are in tcp_cm.c, the receive state machine in
- * tcp_rx.c; tcp.h has the contexts and the lock rules.
+ * TCP transport: calls, replies, socket callbacks, keepalive and teardown.
+ * The send queue and tx_work are in tcp_tx.c, connecting and accepting in
+ * tcp_cm.c, the receive state machine in tcp_rx.c; tcp.h has the contexts
+ * and the lock rules.
  *
  * The wire is the RDMA transport's message header followed by the payload
  * in the stream (wire.h, "TCP framing"), after a hello each way.  Flow
  * control is TCP's: a writer that finds the socket full waits for
  * sk_write_space; a reader that finds its pool empty stops reading (the
  * peer's window closes) and retries.  The depth bounds calls in flight as
- * over RDMA, so memory per connection is bounded by depth messages each
- * way plus control messages.
+ * over RDMA; a server connection also stops reading while it holds 2 x
+ * depth live requests (one-way messages and replies still being written
+ * included; tcp_rx.c), so memory per connection is bounded by depth
+ * messages each way plus control messages.
  *
- * Copies: the socket copies each payload on send (kernel_sendmsg()) and
- * rx_work copies it out of the socket into a pool buffer: both counted in
- * the "copies" counter.
+ * Copies: a payload is sent by reference (tcp_tx.c: MSG_ZEROCOPY of the
+ * pool buffer's pages, counted in the tcp_zc_sends stat) and copied once
+ * on receive, by rx_work out of the socket into a pool buffer, counted in
+ * the "copies" counter; a payload whose pages cannot go by reference is
+ * copied on send too, and counted there as well.
  */
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -82,35 +87,6 @@ void krpc_tcp_fail_locked(struct krpc_tcp_conn *tc, int reason)
 	}
 }
 
-/*
- * Queue a message for tx_work.  @head is copied; @buf stays owned by the
- * call or request until the message is written.
- */
-int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
-			  u32 hlen, struct krpc_buf *buf, u32 len,
-			  struct krpc_tcp_cctx *cctx, struct krpc_req *req)
-{
-	struct krpc_tcp_tx *tx;
-
-	lockdep_assert_held(&tc->conn->lock);
-	tx = kzalloc(sizeof(*tx), GFP_ATOMIC);
-	if (!tx)
-		return -ENOMEM;
-	memcpy(tx->head, head, hlen);
-	tx->hlen = hlen;
-	tx->buf = len ? buf : NULL;
-	tx->len = len;
-	tx->cctx = cctx;
-	tx->req = req;
-	if (cctx)
-		cctx->tx = tx;
-	list_add_tail(&tx->node, &tc->txq);
-	tc->nr_tx++;
-	tc->last_tx = jiffies;
-	queue_work(krpc_wq, &tc->tx_work);
-	return 0;
-}
-
 static void queue_ctrl_locked(struct krpc_tcp_conn *tc, u8 type, u64 call_id)
 {
 	struct krpc_wire_hdr hdr;
@@ -125,9 +101,10 @@ static void queue_ctrl_locked(struct krpc_tcp_conn *tc, u8 type, u64 call_id)
 
 /*
  * The transport lets go of a call's buffers once its message is no longer
- * queued or being written, no reply is being received into its reply
- * destination, and the call has a reply or was abandoned; of its slot once
- * the peer is done with the call id.
+ * queued, being written or, sent by reference, unacknowledged (a reply
+ * counts as the acknowledgement), no reply is being received into its
+ * reply destination, and the call has a reply or was abandoned; of its
+ * slot once the peer is done with the call id.
  */
 void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 {
@@ -141,7 +118,14 @@ void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 		krpc_call_result_locked(call, 0, 0, NULL);
 		krpc_call_replied_locked(call);
 	}
-	if (!cctx->released && !cctx->tx && !cctx->rx_busy &&
+	/*
+	 * A reply proves the server has the whole request; a retransmission
+	 * of it would be discarded.  (Only a peer's reply sets replied while
+	 * the request is unacknowledged.)
+	 */
+	if (cctx->unacked && cctx->replied)
+		krpc_tcp_unacked_drop_locked(to_tc(call->conn), cctx);
+	if (!cctx->released && !cctx->tx && !cctx->unacked && !cctx->rx_busy &&
 	    (cctx->replied || cctx->aborted)) {
 		cctx->released = true;
 		krpc_call_xprt_done_locked(call);
@@ -185,8 +169,6 @@ static int ktcp_send_call(struct krpc_conn *conn, struct krpc_call *call)
 	call->xprt = cctx;
 	krpc_conn_stat_inc(conn, KRPC_STAT_EAGER);
 	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
-	if (len)
-		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
 	return 0;
 }
 
@@ -203,7 +185,7 @@ static void ktcp_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		/* Never written: the peer never saw the id, the slot is free. */
 		list_del(&cctx->tx->node);
 		tc->nr_tx--;
-		kfree(cctx->tx);
+		krpc_tcp_tx_free_unwritten(cctx->tx);
 		cctx->tx = NULL;
 		cctx->replied = true;
 		krpc_call_replied_locked(call);
@@ -250,102 +232,8 @@ static void ktcp_send_reply(struct krpc_conn *conn, struct krpc_req *req)
 	}
 	krpc_conn_stat_inc(conn, KRPC_STAT_REPLIES);
 	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_TX, len);
-	if (len) {
+	if (len)
 		krpc_conn_stat_inc(conn, KRPC_STAT_EAGER);
-		krpc_conn_stat_inc(conn, KRPC_STAT_COPIES);
-	}
-}
-
-/* ---------------------------------------------------------------------- */
-/* tx_work: the only writer of the socket */
-
-static void tx_done_locked(struct krpc_tcp_conn *tc, struct krpc_tcp_tx *tx)
-{
-	list_del(&tx->node);
-	tc->nr_tx--;
-	tc->tx_cur = NULL;
-	if (tx->cctx) {
-		tx->cctx->tx = NULL;
-		tx->cctx->sent = true;
-		krpc_tcp_cctx_progress_locked(tx->cctx);
-	}
-	if (tx->req)
-		krpc_req_free_locked(tx->req);
-}
-
-static int tx_write(struct krpc_tcp_conn *tc, struct krpc_tcp_tx *tx,
-		    bool more)
-{
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
-	struct kvec kv[2];
-	unsigned int n = 0;
-	size_t total = 0;
-	int ret;
-
-	if (tx->sent < tx->hlen) {
-		kv[n].iov_base = tx->head + tx->sent;
-		kv[n].iov_len = tx->hlen - tx->sent;
-		total += kv[n++].iov_len;
-	}
-	if (tx->len) {
-		u32 done = tx->sent > tx->hlen ? tx->sent - tx->hlen : 0;
-
-		kv[n].iov_base = tx->buf->vaddr + tx->buf->off + done;
-		kv[n].iov_len = tx->len - done;
-		total += kv[n++].iov_len;
-	}
-	if (more)
-		msg.msg_flags |= MSG_MORE;
-	ret = kernel_sendmsg(tc->sock, &msg, kv, n, total);
-	if (ret > 0)
-		tx->sent += ret;
-	return ret;
-}
-
-static void ktcp_tx_work(struct work_struct *work)
-{
-	struct krpc_tcp_conn *tc = container_of(work, struct krpc_tcp_conn,
-						tx_work);
-	struct krpc_conn *conn = tc->conn;
-	struct krpc_tcp_tx *tx;
-	unsigned int budget = 64;
-	bool more;
-	int ret;
-
-	while (budget--) {
-		krpc_conn_lock(conn);
-		tx = list_first_entry_or_null(&tc->txq, struct krpc_tcp_tx,
-					      node);
-		if (!tc->live || !tx ||
-		    READ_ONCE(krpc_fault_mute) == conn->id) {
-			if (tc->live && !tx && tc->drain_reason)
-				krpc_tcp_fail_locked(tc, tc->drain_reason);
-			krpc_conn_unlock(conn);
-			return;
-		}
-		tc->tx_cur = tx;
-		more = !list_is_last(&tx->node, &tc->txq);
-		krpc_conn_unlock(conn);
-
-		ret = tx_write(tc, tx, more);
-		if (ret == -EAGAIN)
-			return;		/* sk_write_space requeues us */
-		krpc_conn_lock(conn);
-		if (ret < 0) {
-			if (tc->live)
-				pr_warn_ratelimited("conn %u: send to %pISpc failed: %d; closing\n",
-						    conn->id, &conn->peer, ret);
-			krpc_tcp_fail_locked(tc, -ECONNRESET);
-		} else if (tx->sent == tx->hlen + tx->len) {
-			tx_done_locked(tc, tx);
-			kfree(tx);
-		}
-		krpc_conn_unlock(conn);
-		if (ret < 0)
-			return;
-		cond_resched();
-	}
-	queue_work(krpc_wq, &tc->tx_work);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -459,20 +347,10 @@ static void sock_restore(struct krpc_tcp_conn *tc)
 static void release_all(struct krpc_tcp_conn *tc)
 {
 	struct krpc_conn *conn = tc->conn;
-	struct krpc_tcp_tx *tx, *tmp;
 	unsigned int i;
 
 	krpc_conn_lock(conn);
-	tc->tx_cur = NULL;
-	list_for_each_entry_safe(tx, tmp, &tc->txq, node) {
-		list_del(&tx->node);
-		if (tx->cctx)
-			tx->cctx->tx = NULL;
-		if (tx->req)
-			krpc_req_free_locked(tx->req);
-		kfree(tx);
-	}
-	tc->nr_tx = 0;
+	krpc_tcp_tx_purge_locked(tc);
 	tc->rx_nobufs = false;
 	if (tc->rx_cctx)
 		tc->rx_cctx->rx_busy = false;
@@ -501,6 +379,7 @@ static void ktcp_teardown_work(struct work_struct *work)
 	struct krpc_tcp_conn *tc = container_of(work, struct krpc_tcp_conn,
 						teardown_work);
 	struct krpc_conn *conn = tc->conn;
+	bool abort;
 
 	krpc_conn_lock(conn);
 	krpc_conn_dead_locked(conn, -ECONNRESET);
@@ -512,9 +391,19 @@ static void ktcp_teardown_work(struct work_struct *work)
 	del_timer_sync(&tc->ka_timer);
 	cancel_delayed_work_sync(&tc->rx_work);
 	cancel_work_sync(&tc->tx_work);
-	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+
+	krpc_conn_lock(conn);
+	abort = krpc_tcp_tx_in_flight_locked(tc);
+	krpc_conn_unlock(conn);
+	if (abort) {
+		/* Reset, queues purged: nothing goes out of a buffer again. */
+		sock_no_linger(tc->sock->sk);
+	} else {
+		kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+	}
 	sock_release(tc->sock);
 	tc->sock = NULL;
+	krpc_tcp_tx_wait(tc);
 
 	release_all(tc);
 	krpc_conn_teardown_done(conn);
@@ -573,10 +462,11 @@ struct krpc_tcp_conn *krpc_tcp_conn_alloc(struct krpc_conn *conn)
 	}
 	tc->conn = conn;
 	INIT_DELAYED_WORK(&tc->rx_work, krpc_tcp_rx_work);
-	INIT_WORK(&tc->tx_work, ktcp_tx_work);
+	INIT_WORK(&tc->tx_work, krpc_tcp_tx_work);
 	INIT_WORK(&tc->teardown_work, ktcp_teardown_work);
 	timer_setup(&tc->ka_timer, ka_tick, 0);
 	INIT_LIST_HEAD(&tc->txq);
+	INIT_LIST_HEAD(&tc->unacked);
 	tc->rx_phase = RX_HELLO;
 	conn->xprt = tc;
 	return tc;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TCP transport: private types shared by tcp.c (send path, socket
- * callbacks, keepalive, teardown), tcp_cm.c (pool, connect, listen, accept)
+ * TCP transport: private types shared by tcp.c (calls, replies, socket
+ * callbacks, keepalive, teardown), tcp_tx.c (send queue, tx_work, zero-copy
+ * payloads until acknowledged), tcp_cm.c (pool, connect, listen, accept)
  * and tcp_rx.c (receive state machine).
  *
  * Contexts.  The socket callbacks (sk_data_ready, sk_write_space,
@@ -13,14 +14,28 @@
  * and sends tc->tx_cur outside conn->lock.  The "locked" transport
  * operations only queue and kick tx_work: they never touch the socket.
  *
+ * Payloads go by reference (tcp_tx.c): the stack may retransmit from a
+ * buffer until the peer acknowledged it, so a written zero-copy message
+ * waits on tc->unacked and its buffer is handed back once the stack's
+ * completion says it let go of the pages (a call that got its reply: at
+ * once).  Completions run in any context and only mark and queue tx_work.
+ *
  * Teardown (teardown_work): dead under conn->lock, callbacks restored under
- * sk_callback_lock, timer and works cancelled, socket shut down and
- * released, then every call and request the transport held is failed.
+ * sk_callback_lock, timer and works cancelled, what the peer acknowledged
+ * reaped.  If no buffer is left in the socket (nothing unacknowledged, no
+ * payload written in part by reference) the close is graceful: socket
+ * shut down (what is queued, a refusal hello too, still reaches the peer)
+ * and released.  Otherwise it is abortive: SO_LINGER 0 before the release
+ * purges the socket's queues and sends a reset, so that no buffer is sent
+ * again once it is handed back and the completions run.  Then the
+ * teardown waits for every completion (krpc_tcp_tx_wait()), and every
+ * call and request the transport held is failed.
  */
 #ifndef KRPC_TCP_H
 #define KRPC_TCP_H
 
 #include <linux/net.h>
+#include <linux/skbuff.h>
 #include <net/sock.h>
 
 #include "krpc_priv.h"
@@ -37,6 +52,10 @@
  * @buf:	payload (the call's request or the request's reply), or NULL
  * @len:	payload bytes from @buf->off
  * @sent:	bytes of @head and payload written so far
+ * @zc:		the payload goes by reference (pages queued on the socket)
+ * @zc_done:	@zc: the stack let go of the pages (set by the completion)
+ * @ubuf:	@zc: the completion, one reference per skb holding pages
+ * @tc:		the connection (for the completion)
  * @cctx:	client: the call this message carries
  * @req:	server: the request this reply answers
  */
@@ -47,6 +66,10 @@ struct krpc_tcp_tx {
 	struct krpc_buf *buf;
 	u32 len;
 	u32 sent;
+	bool zc;
+	bool zc_done;
+	struct ubuf_info ubuf;
+	struct krpc_tcp_conn *tc;
 	struct krpc_tcp_cctx *cctx;
 	struct krpc_req *req;
 };
@@ -55,7 +78,10 @@ struct krpc_tcp_tx {
  * struct krpc_tcp_cctx - transport state of one client call (per slot)
  * @call:	the call, while it holds the slot
  * @tx:		its message while queued or being written
- * @sent:	the message is entirely in the socket
+ * @unacked:	its message once written by reference, until the stack let
+ *		go of the pages (or the peer replied): holds the buffers back
+ * @sent:	the message is entirely in the socket (by reference: and
+ *		the stack let go of the pages)
  * @replied:	the peer answered (one-way: sent)
  * @aborted:	the core gave up on the call (timeout, cancel)
  * @rx_busy:	rx_work is receiving the reply into call->reply_dst
@@ -64,6 +90,7 @@ struct krpc_tcp_tx {
 struct krpc_tcp_cctx {
 	struct krpc_call *call;
 	struct krpc_tcp_tx *tx;
+	struct krpc_tcp_tx *unacked;
 	bool sent;
 	bool replied;
 	bool aborted;
@@ -106,6 +133,10 @@ enum {
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
  * @nr_tx:	entries on @txq
+ * @unacked:	written zero-copy messages whose pages the stack may still
+ *		hold (conn->lock)
+ * @nr_unacked:	entries on @unacked (also read without the lock)
+ * @zc_inflight: zero-copy completions not run yet (the teardown waits)
  * @want_ka:	queue a keepalive when nothing else goes out
  * @last_rx:	jiffies of the last bytes received
  * @last_tx:	jiffies of the last message queued
@@ -140,6 +171,9 @@ struct krpc_tcp_conn {
 	struct list_head txq;
 	struct krpc_tcp_tx *tx_cur;
 	unsigned int nr_tx;
+	struct list_head unacked;
+	unsigned int nr_unacked;
+	atomic_t zc_inflight;
 	bool want_ka;
 	unsigned long last_rx;
 	unsigned long last_tx;
@@ -168,9 +202,6 @@ static inline u32 krpc_tcp_req_bound(const struct krpc_conn *conn)
 struct krpc_tcp_conn *krpc_tcp_conn_alloc(struct krpc_conn *conn);
 void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock);
 void krpc_tcp_fail_locked(struct krpc_tcp_conn *tc, int reason);
-int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
-			  u32 hlen, struct krpc_buf *buf, u32 len,
-			  struct krpc_tcp_cctx *cctx, struct krpc_req *req);
 void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
 		       u32 method, u64 call_id, u32 status, u32 len);
 void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
@@ -180,6 +211,19 @@ void krpc_tcp_local_limits(struct krpc_conn *conn, u32 *inline_max,
 void krpc_tcp_ka_start(struct krpc_tcp_conn *tc);
 void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx);
 struct krpc_pool *krpc_tcp_pool_get(void);
+
+/* tcp_tx.c */
+int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
+			  u32 hlen, struct krpc_buf *buf, u32 len,
+			  struct krpc_tcp_cctx *cctx, struct krpc_req *req);
+void krpc_tcp_unacked_reap_locked(struct krpc_tcp_conn *tc);
+void krpc_tcp_unacked_drop_locked(struct krpc_tcp_conn *tc,
+				  struct krpc_tcp_cctx *cctx);
+bool krpc_tcp_tx_in_flight_locked(struct krpc_tcp_conn *tc);
+void krpc_tcp_tx_wait(struct krpc_tcp_conn *tc);
+void krpc_tcp_tx_free_unwritten(struct krpc_tcp_tx *tx);
+void krpc_tcp_tx_purge_locked(struct krpc_tcp_conn *tc);
+void krpc_tcp_tx_work(struct work_struct *work);
 
 /* tcp_cm.c */
 int krpc_tcp_connect(struct krpc_conn *conn,

@@ -651,6 +651,16 @@ void krpc_tcp_rx_work(struct work_struct *work)
 		if ((u32)ret < want)
 			continue;
 piece:
+		if (tc->rx_phase == RX_HDR && READ_ONCE(tc->nr_unacked)) {
+			/*
+			 * The ACK that came with these bytes may free buffers
+			 * sent by reference that this message needs; they go
+			 * back to the pool when the lock is dropped.
+			 */
+			krpc_conn_lock(conn);
+			krpc_tcp_unacked_reap_locked(tc);
+			krpc_conn_unlock(conn);
+		}
 		krpc_conn_lock(conn);
 		if (!tc->live) {
 			krpc_conn_unlock(conn);

@@ -3,7 +3,9 @@
 # Echo over krpc with payloads checked byte by byte: empty, tiny, around the
 # inline/rendezvous threshold, 64 KiB, 1 MiB and the configured maximum
 # (16 MiB), over IPv4 and IPv6; then no RNR NAK, no data-path registration
-# and (RDMA) no copy may have happened.  rpc_echo_tcp.sh runs it over TCP.
+# and (RDMA) no copy may have happened.  rpc_echo_tcp.sh runs it over TCP,
+# where each payload must be copied exactly once (on receive) and sent by
+# reference.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -33,6 +35,23 @@ for size in 0 1 63 4096 $((inl - 1)) $inl $((inl + 1)) 65536 1048576 $max; do
 done
 rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
 rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
+if [ "$KRPC_TRANSPORT" = tcp ]; then
+	# Each payload is copied once, by the receiving side (socket to pool
+	# buffer), and sent by reference: 2 copies per echo, not 4.  Client
+	# and server are in this guest: the counters sum both.
+	c0=$(krpc_stat conn_copies)
+	z0=$(krpc_stat tcp_zc_sends)
+	rpc_check "echo 4 KiB x 50" krpc_test echo 4096 50
+	rpc_check "echo 64 KiB + 1 x 4 (two segments)" krpc_test echo 65537 4
+	rpc_check "echo $max bytes x 2" krpc_test echo "$max" 2
+	c1=$(krpc_stat conn_copies)
+	z1=$(krpc_stat tcp_zc_sends)
+	log "56 echoes: conn_copies $c0 -> $c1, tcp_zc_sends $z0 -> $z1"
+	ktap_check "56 echoes: one copy per payload received, 112" \
+		test $((c1 - c0)) = 112
+	ktap_check "56 echoes: every payload sent by reference, 112" \
+		test $((z1 - z0)) = 112
+fi
 rpc_check "no RNR NAK or data-path registration; copies as the transport makes them" \
 	krpc_test counters
 ktap_check "connection is over $KRPC_TRANSPORT" \
