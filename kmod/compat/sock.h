@@ -26,6 +26,15 @@ static const struct ubuf_info_ops krpc_zc_ubuf_ops = {
  * it).  The caller holds the first one.  6.10 moved the callback into
  * struct ubuf_info_ops.
  *
+ * SKBFL_DONT_ORPHAN, as MSG_ZEROCOPY's and io_uring's completions have: the
+ * pages stay in the skbs until they are freed (only delivery to a local
+ * socket copies them, skb_orphan_frags_rx()).  Without it every
+ * skb_clone() of a write queue skb, i.e. its first transmission, copies
+ * the pages (skb_copy_ubufs()) and clears the skb's zero-copy flags, a
+ * pure zero-copy skb's too: TCP, which charged such an skb only its head,
+ * then uncharges all its truesize when it frees it, and sk_forward_alloc
+ * ends off ("inet_sock_destruct" warns at the close).
+ *
  * Context: any context.
  */
 static inline void krpc_compat_ubuf_init(struct ubuf_info *uarg)
@@ -36,7 +45,7 @@ static inline void krpc_compat_ubuf_init(struct ubuf_info *uarg)
 	uarg->callback = krpc_tcp_zc_complete;
 #endif
 	refcount_set(&uarg->refcnt, 1);
-	uarg->flags = SKBFL_ZEROCOPY_FRAG;
+	uarg->flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 }
 
 #endif /* KRPC_COMPAT_SOCK_H */
