@@ -247,6 +247,18 @@ void krpc_tcp_tx_wait(struct krpc_tcp_conn *tc)
  * Teardown, after krpc_tcp_tx_wait(): nothing is sent or retransmitted from
  * any buffer any more.
  */
+static void tx_drop_locked(struct krpc_tcp_tx *tx)
+{
+	/* A call's message is on one list: txq (tx) or unacked. */
+	if (tx->cctx && tx->cctx->tx == tx)
+		tx->cctx->tx = NULL;
+	if (tx->cctx && tx->cctx->unacked == tx)
+		tx->cctx->unacked = NULL;
+	if (tx->req)
+		krpc_req_free_locked(tx->req);
+	kfree(tx);
+}
+
 void krpc_tcp_tx_purge_locked(struct krpc_tcp_conn *tc)
 {
 	struct krpc_tcp_tx *tx, *tmp;
@@ -255,20 +267,12 @@ void krpc_tcp_tx_purge_locked(struct krpc_tcp_conn *tc)
 	tc->tx_cur = NULL;
 	list_for_each_entry_safe(tx, tmp, &tc->txq, node) {
 		list_del(&tx->node);
-		if (tx->cctx)
-			tx->cctx->tx = NULL;
-		if (tx->req)
-			krpc_req_free_locked(tx->req);
-		kfree(tx);
+		tx_drop_locked(tx);
 	}
 	tc->nr_tx = 0;
 	list_for_each_entry_safe(tx, tmp, &tc->unacked, node) {
 		unacked_del_locked(tc, tx);
-		if (tx->cctx)
-			tx->cctx->unacked = NULL;
-		if (tx->req)
-			krpc_req_free_locked(tx->req);
-		kfree(tx);
+		tx_drop_locked(tx);
 	}
 }
 

@@ -934,15 +934,16 @@ static int run_user(void)
 		pthread_create(&clients[i].thread, NULL, client_fn, &clients[i]);
 	}
 	pthread_barrier_wait(&setup_done);
-	for (i = 0; i < o.threads; i++) {
+	for (i = 0; i < o.threads && !ret; i++) {
 		ret = clients[i].err;
-		if (ret) {
+		if (ret)
 			fprintf(stderr, "krpc-bench: client %u: %s\n", i, strerror(-ret));
-			stopping = 1;
-			for (i = 0; i < o.threads; i++)
-				pthread_join(clients[i].thread, NULL);
-			goto out;
-		}
+	}
+	if (ret) {
+		stopping = 1;
+		for (i = 0; i < o.threads; i++)
+			pthread_join(clients[i].thread, NULL);
+		goto out;
 	}
 	elapsed = measure(&user_ops, &a, &b, server);
 	crss = proc_rss_kb(getpid());
