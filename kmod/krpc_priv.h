@@ -16,7 +16,8 @@
  *	moves on the data path: call slots, backlog, server request slots,
  *	and the transport's credits, send queue and per-message contexts.
  *	Taken from callers of the API (process or softirq), completion
- *	handlers (softirq: CQs are IB_POLL_SOFTIRQ), timers and workqueues.
+ *	handlers (softirq: CQs are IB_POLL_SOFTIRQ; or a poller thread with
+ *	bottom halves disabled, rdma_poll.c), timers and workqueues.
  *	User callbacks and NOSLEEP handlers never run under it: they are
  *	queued and run by krpc_conn_unlock().
  *   ib_mr_pool's qp->mr_lock, then krpc_pool.lock (spinlock, _bh) - a pool's free lists; innermost.
@@ -93,6 +94,8 @@ struct krpc_global_stats {
 	atomic64_t protocol_errors;
 	atomic64_t tcp_fallbacks;
 	atomic64_t tcp_zc_sends;	/* TCP payloads sent by reference */
+	atomic64_t cq_polled;		/* completions reaped by pollers */
+	atomic64_t poll_sleeps;		/* pollers that armed their CQs and slept */
 	atomic64_t pools;
 	atomic64_t pool_empty;
 	atomic64_t dma_mapped;		/* pool segments mapped for DMA */
@@ -118,7 +121,8 @@ extern struct krpc_param krpc_param_depth, krpc_param_buf_size,
 	krpc_param_pool_medium, krpc_param_pool_large,
 	krpc_param_call_timeout_ms, krpc_param_connect_timeout_ms,
 	krpc_param_ka_interval_ms, krpc_param_ka_timeout_ms,
-	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport;
+	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport,
+	krpc_param_poll_usecs, krpc_param_poll_threads;
 
 int krpc_params_check(void);
 struct krpc_pool_cfg;
@@ -169,6 +173,8 @@ int krpc_device_show(struct seq_file *m, void *unused);
 
 /* Transport hook: shut down a connection found on a device's list. */
 void krpc_rdma_device_removal(struct list_head *node);
+/* Stop the poller threads (rdma_poll.c), once every connection is gone. */
+void krpc_rdma_poll_exit(void);
 
 /* ---------------------------------------------------------------------- */
 /* Connections (conn.c) */

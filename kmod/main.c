@@ -88,6 +88,8 @@ static void __exit krpc_exit(void)
 	destroy_workqueue(krpc_handler_wq);
 	/* Runs pending pool releases. */
 	destroy_workqueue(krpc_wq);
+	/* Every connection's CQ is gone: stop the pollers. */
+	krpc_rdma_poll_exit();
 	krpc_debugfs_exit();
 	pr_info("krpc unloaded\n");
 }

@@ -73,6 +73,10 @@ KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
 	   "pool memory (MiB) one user may have mapped through /dev/krpc, also with CAP_IPC_LOCK");
 KRPC_PARAM(transport, 1, 1, 3, 0644,
 	   "transport of clients and servers that do not choose: 1 rdma, 2 tcp, 3 auto (client: rdma, else tcp; server: both)");
+KRPC_PARAM(poll_usecs, 0, 0, 1000000, 0644,
+	   "busy-poll completions for this long after the last one (us); non-zero: connections made from then on get a CQ served by a poller thread; 0 = interrupts");
+KRPC_PARAM(poll_threads, 1, 1, 64, 0444,
+	   "poller threads (krpc_poll/N), started on first use");
 KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,
 	   "RNR retry count of QPs; 0 makes any RNR NAK fatal and counted");
 

@@ -124,7 +124,9 @@ struct krpc_rx {
  * @id_owned_by_core: rdma_cm destroys @cm_id (CONNECT_REQUEST failure)
  * @ibdev:	@kdev's ib_device
  * @qp:		queue pair
- * @cq:		shared completion queue (ib_cq_pool_get())
+ * @cq:		completion queue: shared (ib_cq_pool_get()), or the
+ *		connection's own when @pcq is set
+ * @pcq:	polled CQ (rdma_poll.c), made while poll_usecs was non-zero
  * @cq_size:	entries taken from it
  * @mrs:	FRWR MRs (client side, ib_mr_pool)
  * @mr_pages:	pages per MR
@@ -184,6 +186,7 @@ struct krpc_rdma_conn {
 	struct ib_device *ibdev;
 	struct ib_qp *qp;
 	struct ib_cq *cq;
+	struct krpc_pcq *pcq;
 	unsigned int cq_size;
 	struct list_head mrs;
 	u32 mr_pages;
@@ -243,6 +246,10 @@ void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
+
+/* Polled CQs (rdma_poll.c) */
+int krpc_rdma_poll_cq_create(struct krpc_rdma_conn *rc);
+void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc);
 void krpc_rdma_teardown_work(struct work_struct *work);
 void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);
 void krpc_rdma_free(struct krpc_conn *conn);

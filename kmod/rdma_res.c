@@ -65,6 +65,8 @@ static KRPC_FAULT_POINT int krpc_rdma_create_cq(struct krpc_rdma_conn *rc)
 {
 	struct ib_cq *cq;
 
+	if (krpc_param(poll_usecs))
+		return krpc_rdma_poll_cq_create(rc);
 	cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, rc->conn->id,
 			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq))
@@ -417,7 +419,9 @@ void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
 		rdma_destroy_qp(rc->cm_id);
 		rc->qp = NULL;
 	}
-	if (rc->cq) {
+	if (rc->pcq) {
+		krpc_rdma_poll_cq_destroy(rc);
+	} else if (rc->cq) {
 		ib_cq_pool_put(rc->cq, rc->cq_size);
 		rc->cq = NULL;
 	}

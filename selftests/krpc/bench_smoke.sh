@@ -63,6 +63,20 @@ bench_ok "kernel path, 64 B, depth 8" 300 -p kernel -s 64 -d 8
 bench_ok "kernel path, 1 MiB, depth 2" 20 -p kernel -s 1048576 -d 2
 ktap_check "krpc_bench.ko was unloaded after the run" \
 	test ! -d /sys/module/krpc_bench
+# Polled CQs switched on at run time: connections made from then on are
+# served by a krpc_poll thread; switched off, the next ones are not.
+echo 50 > /sys/module/krpc/parameters/poll_usecs
+p0=$(krpc_stat cq_polled)
+bench_ok "kernel path, 4 KiB, depth 8, polled CQs" 300 -p kernel -s 4096 -d 8
+bench_ok "user path, 64 B, busy polling, polled CQs" 300 -s 64 --busy-poll
+p1=$(krpc_stat cq_polled)
+log "polled runs: cq_polled $p0 -> $p1"
+ktap_check "polled runs: 600 calls, at least 2400 completions reaped by the poller" \
+	test $((p1 - p0)) -ge 2400
+echo 0 > /sys/module/krpc/parameters/poll_usecs
+bench_ok "kernel path, 64 B, CQs shared again" 100 -p kernel -s 64
+ktap_check "poll_usecs=0: no completion reaped by the poller" \
+	test "$(krpc_stat cq_polled)" = "$p1"
 if "$bench" --caps | grep -q '"tcp"'; then
 	bench_ok "user path over TCP, 64 B" 100 -t tcp -s 64
 	bench_ok "user path over TCP, 64 KiB, depth 4" 50 -t tcp -s 65536 -d 4

@@ -75,6 +75,10 @@ krpc_assert_gone() {
 	[ -e /dev/krpc ] && { log "/dev/krpc still present"; bad=1; }
 	[ -e /sys/class/misc/krpc ] && { log "misc class entry still present"; bad=1; }
 	[ -e /sys/kernel/debug/krpc ] && { log "debugfs krpc/ still present"; bad=1; }
+	if grep -qx 'krpc_poll/[0-9]*' /proc/[0-9]*/comm 2>/dev/null; then
+		log "poller threads left: $(cat /proc/[0-9]*/comm 2>/dev/null | grep -x 'krpc_poll/[0-9]*' | tr '\n' ' ')"
+		bad=1
+	fi
 	if grep -q '^krpc' /proc/slabinfo 2>/dev/null; then
 		log "slab caches left: $(grep '^krpc' /proc/slabinfo | cut -d' ' -f1 | tr '\n' ' ')"
 		bad=1

@@ -5,7 +5,8 @@
 # (16 MiB), over IPv4 and IPv6; then no RNR NAK, no data-path registration
 # and (RDMA) no copy may have happened.  rpc_echo_tcp.sh runs it over TCP,
 # where each payload must be copied exactly once (on receive) and sent by
-# reference.
+# reference.  rpc_echo_poll.sh runs it with poll_usecs set: every RDMA
+# completion must then be reaped by a krpc_poll thread (none otherwise).
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -34,7 +35,19 @@ for size in 0 1 63 4096 $((inl - 1)) $inl $((inl + 1)) 65536 1048576 $max; do
 	rpc_check "echo $size bytes" krpc_test echo "$size" 3
 done
 rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
+p0=$(krpc_stat cq_polled)
 rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
+p1=$(krpc_stat cq_polled)
+log "200 echoes: cq_polled $p0 -> $p1, $(rpc_pollers) poller threads"
+if [ -n "${KRPC_POLL_USECS:-}" ] && [ "$KRPC_TRANSPORT" = rdma ]; then
+	# each call: at least two sends and two receives, both sides here
+	ktap_check "200 echoes: at least 800 completions reaped by pollers" \
+		test $((p1 - p0)) -ge 800
+	ktap_check "one poller thread (poll_threads=1)" test "$(rpc_pollers)" = 1
+else
+	ktap_check "no completion reaped by a poller" test "$p1" = 0
+	ktap_check "no poller thread" test "$(rpc_pollers)" = 0
+fi
 if [ "$KRPC_TRANSPORT" = tcp ]; then
 	# Each payload is copied once, by the receiving side (socket to pool
 	# buffer), and sent by reference: 2 copies per echo, not 4.  Client

@@ -31,12 +31,18 @@ case "$(uname -r)" in
 esac
 
 # rpc_krpc_load [PARAM=VALUE...]: insmod krpc.ko with timings scaled by
-# RPC_SLOW; later parameters override earlier ones.
+# RPC_SLOW, and poll_usecs=$KRPC_POLL_USECS when that is set (the *_poll
+# variants: RDMA completions reaped by poller threads); later parameters
+# override earlier ones.
 rpc_krpc_load() {
 	krpc_load ka_interval_ms=$((1000 * RPC_SLOW)) \
 		ka_timeout_ms=$((5000 * RPC_SLOW)) \
-		call_timeout_ms=$((30000 * RPC_SLOW)) "$@"
+		call_timeout_ms=$((30000 * RPC_SLOW)) \
+		${KRPC_POLL_USECS:+poll_usecs=$KRPC_POLL_USECS} "$@"
 }
+
+# rpc_pollers: how many krpc_poll/N threads run
+rpc_pollers() { grep -lx 'krpc_poll/[0-9]*' /proc/[0-9]*/comm 2>/dev/null | wc -l; }
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
 # rpc_insmod NAME: load krpc_test or krpc_peer (clients and servers over

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA transport, polled completion queues (module parameter poll_usecs).
+ *
+ * By default a connection's completions come from a shared ib_cq_pool CQ
+ * in softirq: each completion is an interrupt (on Soft-RoCE a tasklet), a
+ * softirq pass and a re-arm.  With poll_usecs > 0, a connection made from
+ * then on gets a CQ of its own, served by one of poll_threads kernel
+ * threads ("krpc_poll/N"), as brpc's pollers (rdma_use_polling) and
+ * nvme-rdma's poll queues do.  A poller reaps every CQ it serves in turn
+ * and keeps spinning for poll_usecs after the last completion it found,
+ * unless another task is runnable on its CPU; then it arms every CQ and
+ * sleeps until one of them signals.  The spin
+ * trades CPU time for latency: it is off unless asked for.
+ *
+ * Context: completion handlers run in the poller's process context with
+ * bottom halves disabled, so they see what a softirq handler sees (they
+ * must not sleep; conn->lock is a _bh lock).  Locking: pollers_lock
+ * (mutex) guards the set of pollers; each poller's mutex guards its CQ
+ * list and is held by the poller across one pass, so a CQ taken off the
+ * list is never polled again.  The completion handler only wakes the
+ * poller and may run in any context.
+ */
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
+#include <linux/slab.h>
+
+#include "rdma.h"
+
+#define KRPC_POLL_BATCH		16	/* work completions per ib_poll_cq() */
+#define KRPC_POLL_BUDGET	64	/* per CQ per pass */
+
+/**
+ * struct krpc_poller - one polling thread
+ * @task:	the thread
+ * @lock:	@cqs; held across a pass
+ * @cqs:	CQs served (struct krpc_pcq)
+ * @nr_cqs:	entries on @cqs
+ * @wc:		completions of one ib_poll_cq() (poller only)
+ */
+struct krpc_poller {
+	struct task_struct *task;
+	struct mutex lock;
+	struct list_head cqs;
+	unsigned int nr_cqs;
+	struct ib_wc wc[KRPC_POLL_BATCH];
+};
+
+/**
+ * struct krpc_pcq - a polled CQ
+ * @node:	entry in @poller->cqs
+ * @cq:		the CQ (ib_create_cq(): not from the shared pool)
+ * @poller:	the thread that serves it
+ * @conn_id:	connection, for log lines
+ */
+struct krpc_pcq {
+	struct list_head node;
+	struct ib_cq *cq;
+	struct krpc_poller *poller;
+	u32 conn_id;
+};
+
+static DEFINE_MUTEX(pollers_lock);	/* @pollers, @nr_pollers */
+static struct krpc_poller *pollers;
+static unsigned int nr_pollers;
+
+/* Reap up to @budget completions of @pcq, as __ib_process_cq() does. */
+static int poll_cq(struct krpc_poller *p, struct krpc_pcq *pcq, int budget)
+{
+	int done = 0, n, i;
+
+	while (done < budget) {
+		n = ib_poll_cq(pcq->cq, min(budget - done, KRPC_POLL_BATCH),
+			       p->wc);
+		if (n <= 0) {
+			if (n < 0)
+				pr_err_ratelimited("conn %u: ib_poll_cq: %d\n",
+						   pcq->conn_id, n);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct ib_wc *wc = &p->wc[i];
+
+			if (wc->wr_cqe)
+				wc->wr_cqe->done(pcq->cq, wc);
+			else
+				WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
+		}
+		done += n;
+		if (n < KRPC_POLL_BATCH)
+			break;
+	}
+	return done;
+}
+
+/*
+ * Arm every CQ; false if one reports completions that arrived meanwhile,
+ * or cannot be armed (then the poller must not sleep: nothing would wake
+ * it for that CQ).  Caller holds @p->lock.
+ */
+static bool arm_all(struct krpc_poller *p)
+{
+	struct krpc_pcq *pcq;
+	bool quiet = true;
+	int ret;
+
+	list_for_each_entry(pcq, &p->cqs, node) {
+		ret = ib_req_notify_cq(pcq->cq, IB_CQ_NEXT_COMP |
+				       IB_CQ_REPORT_MISSED_EVENTS);
+		if (ret < 0)
+			pr_err_ratelimited("conn %u: ib_req_notify_cq: %d\n",
+					   pcq->conn_id, ret);
+		if (ret)
+			quiet = false;
+	}
+	return quiet;
+}
+
+static int poller_fn(void *data)
+{
+	struct krpc_poller *p = data;
+	u64 last = local_clock();
+
+	while (!kthread_should_stop()) {
+		u64 spin = (u64)krpc_param(poll_usecs) * NSEC_PER_USEC;
+		struct krpc_pcq *pcq;
+		int n = 0;
+
+		mutex_lock(&p->lock);
+		local_bh_disable();
+		list_for_each_entry(pcq, &p->cqs, node)
+			n += poll_cq(p, pcq, KRPC_POLL_BUDGET);
+		local_bh_enable();
+		if (n) {
+			atomic64_add(n, &krpc_stats.cq_polled);
+			last = local_clock();
+		} else if (local_clock() - last >= spin ||
+			   !single_task_running()) {
+			/*
+			 * Idle for poll_usecs, or another task wants this
+			 * CPU (as KVM's halt polling stops): arm, sleep.
+			 */
+			set_current_state(TASK_IDLE);
+			if (!kthread_should_stop() && arm_all(p)) {
+				mutex_unlock(&p->lock);
+				atomic64_inc(&krpc_stats.poll_sleeps);
+				schedule();
+				last = local_clock();
+				continue;
+			}
+			__set_current_state(TASK_RUNNING);
+		}
+		mutex_unlock(&p->lock);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Any context (hard IRQ on hardware, a tasklet on Soft-RoCE). */
+static void pcq_comp_handler(struct ib_cq *cq, void *ctx)
+{
+	struct krpc_pcq *pcq = ctx;
+
+	wake_up_process(pcq->poller->task);
+}
+
+static void pcq_event_handler(struct ib_event *ev, void *ctx)
+{
+	struct krpc_pcq *pcq = ctx;
+
+	pr_err("conn %u: CQ event: %s\n", pcq->conn_id,
+	       ib_event_msg(ev->event));
+}
+
+static void pollers_stop_locked(void)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&pollers_lock);
+	for (i = 0; i < nr_pollers; i++) {
+		WARN_ON_ONCE(pollers[i].nr_cqs);
+		kthread_stop(pollers[i].task);
+	}
+	kfree(pollers);
+	pollers = NULL;
+	nr_pollers = 0;
+}
+
+/* Start poll_threads pollers on first use.  Caller holds pollers_lock. */
+static int pollers_start_locked(void)
+{
+	unsigned int i, n = krpc_param(poll_threads);
+	struct krpc_poller *p;
+	int ret;
+
+	lockdep_assert_held(&pollers_lock);
+	if (pollers)
+		return 0;
+	pollers = kcalloc(n, sizeof(*pollers), GFP_KERNEL);
+	if (!pollers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		p = &pollers[i];
+		mutex_init(&p->lock);
+		INIT_LIST_HEAD(&p->cqs);
+		p->task = kthread_create(poller_fn, p, "krpc_poll/%u", i);
+		if (IS_ERR(p->task)) {
+			ret = PTR_ERR(p->task);
+			pr_err("poller %u: kthread_create: %d\n", i, ret);
+			goto out_stop;
+		}
+		nr_pollers++;
+		wake_up_process(p->task);
+	}
+	return 0;
+
+out_stop:
+	pollers_stop_locked();
+	return ret;
+}
+
+/**
+ * krpc_rdma_poll_cq_create - give @rc a CQ of its own, served by a poller
+ * @rc: connection whose resources are being made (process context)
+ *
+ * Return: 0 with @rc->cq set, or a negative errno.
+ */
+int krpc_rdma_poll_cq_create(struct krpc_rdma_conn *rc)
+{
+	struct ib_cq_init_attr attr = {
+		.cqe = rc->cq_size,
+		.comp_vector = rc->conn->id % rc->ibdev->num_comp_vectors,
+	};
+	struct krpc_poller *p;
+	struct krpc_pcq *pcq;
+	struct ib_cq *cq;
+	unsigned int i;
+	int ret;
+
+	pcq = kzalloc(sizeof(*pcq), GFP_KERNEL);
+	if (!pcq)
+		return -ENOMEM;
+	pcq->conn_id = rc->conn->id;
+
+	mutex_lock(&pollers_lock);
+	ret = pollers_start_locked();
+	if (ret)
+		goto out_unlock;
+	/* The least loaded poller; nr_cqs changes under pollers_lock only. */
+	p = &pollers[0];
+	for (i = 1; i < nr_pollers; i++)
+		if (pollers[i].nr_cqs < p->nr_cqs)
+			p = &pollers[i];
+	pcq->poller = p;
+
+	cq = ib_create_cq(rc->ibdev, pcq_comp_handler, pcq_event_handler, pcq,
+			  &attr);
+	if (IS_ERR(cq)) {
+		ret = PTR_ERR(cq);
+		goto out_unlock;
+	}
+	pcq->cq = cq;
+	mutex_lock(&p->lock);
+	list_add_tail(&pcq->node, &p->cqs);
+	p->nr_cqs++;
+	mutex_unlock(&p->lock);
+	mutex_unlock(&pollers_lock);
+	/* Not armed yet: the poller's next pass finds it. */
+	wake_up_process(p->task);
+	rc->cq = cq;
+	rc->pcq = pcq;
+	return 0;
+
+out_unlock:
+	mutex_unlock(&pollers_lock);
+	kfree(pcq);
+	return ret;
+}
+
+/**
+ * krpc_rdma_poll_cq_destroy - stop polling @rc's CQ and destroy it
+ * @rc: connection whose QP is already destroyed (process context)
+ */
+void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc)
+{
+	struct krpc_pcq *pcq = rc->pcq;
+	struct krpc_poller *p = pcq->poller;
+
+	mutex_lock(&pollers_lock);
+	mutex_lock(&p->lock);
+	list_del(&pcq->node);
+	p->nr_cqs--;
+	mutex_unlock(&p->lock);
+	mutex_unlock(&pollers_lock);
+	/* No handler runs once this returns: pcq can go. */
+	ib_destroy_cq(pcq->cq);
+	kfree(pcq);
+	rc->pcq = NULL;
+	rc->cq = NULL;
+}
+
+/* Module exit, after every connection is gone: stop the pollers. */
+void krpc_rdma_poll_exit(void)
+{
+	mutex_lock(&pollers_lock);
+	if (pollers)
+		pollers_stop_locked();
+	mutex_unlock(&pollers_lock);
+}
