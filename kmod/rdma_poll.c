@@ -9,8 +9,9 @@
  * threads ("krpc_poll/N"), as brpc's pollers (rdma_use_polling) and
  * nvme-rdma's poll queues do.  A poller reaps every CQ it serves in turn
  * and keeps spinning for poll_usecs after the last completion it found,
- * unless another task is runnable on its CPU; then it arms every CQ and
- * sleeps until one of them signals.  The spin
+ * giving the CPU up whenever the scheduler asks (cond_resched(), as NAPI
+ * busy polling does); then it arms every CQ and sleeps until one of them
+ * signals.  The spin
  * trades CPU time for latency: it is off unless asked for.
  *
  * Context: completion handlers run in the poller's process context with
@@ -24,7 +25,6 @@
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
-#include <linux/sched/stat.h>
 #include <linux/slab.h>
 
 #include "rdma.h"
@@ -136,12 +136,8 @@ static int poller_fn(void *data)
 		if (n) {
 			atomic64_add(n, &krpc_stats.cq_polled);
 			last = local_clock();
-		} else if (local_clock() - last >= spin ||
-			   !single_task_running()) {
-			/*
-			 * Idle for poll_usecs, or another task wants this
-			 * CPU (as KVM's halt polling stops): arm, sleep.
-			 */
+		} else if (local_clock() - last >= spin) {
+			/* Idle for poll_usecs: arm, then sleep. */
 			set_current_state(TASK_IDLE);
 			if (!kthread_should_stop() && arm_all(p)) {
 				mutex_unlock(&p->lock);

@@ -6,6 +6,10 @@
 # measurement to OUT (see report.py for the fields).
 #
 # Usage: guest.sh OUT [SIZE...]
+# BENCH_PART=measure runs the measurements only, BENCH_PART=probe the
+# probes only (kprobes and perf, which patch kernel text: tools/bench/run
+# gives them a boot of their own, see testing.rst); default both.
+# BENCH_KPROBES=0 leaves the kprobes out.
 set -u
 
 out=$1
@@ -140,14 +144,21 @@ satdepth() {	# outstanding calls that saturate the link at SIZE
 	else echo 64; fi
 }
 
+# poll_set USECS: krpc's poll_usecs for the connections made from now on
+poll_us=50
+poll_set() { echo "$1" > /sys/module/krpc/parameters/poll_usecs; }
+
 krpc_tcp=0
 insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 || echo "bench: krpc.ko did not load"
 "$bench" --caps | grep -q '"tcp"' && krpc_tcp=1
 [ $krpc_tcp = 1 ] || echo "bench: krpc over TCP: not measured (no TCP transport in this build)"
+part=${BENCH_PART:-all}
+first=${sizes%% *}
+[ "$part" = probe ] && set -- $sizes
+if [ "$part" != probe ]; then
 emit meta 0 0 "krpc_tcp=$krpc_tcp" "guest_cpus=$(nproc)" \
 	"guest_mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)"
 
-first=${sizes%% *}
 for size in $sizes; do
 	raw_lat "$size" raw_verbs_lat || echo "bench: ib_send_lat $size failed"
 	raw_lat "$size" raw_verbs_lat_event -e || echo "bench: ib_send_lat -e $size failed"
@@ -157,6 +168,14 @@ for size in $sizes; do
 	sat=$(satdepth "$size")
 	kbench krpc_kernel_lat "$size" 1 -p kernel || echo "bench: krpc kernel $size failed"
 	kbench krpc_kernel_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel depth $sat $size failed"
+	# Polled CQs (poll_usecs): connections made while it is set are
+	# reaped by a krpc_poll thread, as raw verbs busy-poll their CQ.
+	poll_set $poll_us
+	kbench krpc_kernel_poll_lat "$size" 1 -p kernel || echo "bench: krpc kernel polled $size failed"
+	kbench krpc_kernel_poll_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel polled depth $sat $size failed"
+	[ "$size" = "$first" ] && { kbench krpc_user_busy_poll_lat "$size" 1 --busy-poll ||
+		echo "bench: krpc user busy-poll, polled CQs $size failed"; }
+	poll_set 0
 	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
 	if [ "$size" -le 65536 ]; then
 		kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
@@ -181,6 +200,7 @@ for depth in ${DEPTHS:-1 4 16 64}; do
 	kbench krpc_kernel_sweep "$1" "$depth" -p kernel || echo "bench: krpc kernel sweep $depth failed"
 	kbench krpc_user_sweep "$1" "$depth" || echo "bench: krpc user sweep $depth failed"
 done
+fi
 
 # The io_uring task-work hop of the user path: krpc completes a command
 # from softirq with io_uring_cmd_complete_in_task(); the CQE is posted
@@ -216,20 +236,38 @@ twhop() {	# twhop SIZE
 	emit twhop "$1" 1 "hops=$n" "hop_p50_us=$p50" "hop_p99_us=$p99" \
 		"hop_avg_us=$mean" "run_p50_us=${run:-null}"
 }
-twhop "$1" || echo "bench: task-work hop not measured (no kprobes?)"
+if [ "$part" != measure ] && [ "${BENCH_KPROBES:-1}" = 1 ]; then
+	twhop "$1" || echo "bench: task-work hop not measured (no kprobes?)"
+fi
 
 # Where the time goes at one outstanding 64-byte call: a system-wide
 # profile of each path (software clock: no PMU under emulation).
-if command -v perf > /dev/null; then
-	for p in kernel user; do
+if [ "$part" != measure ] && command -v perf > /dev/null; then
+	for p in kernel kernel-polled user; do
 		prof=$(dirname "$out")/profile-$kver-$p.txt
+		[ $p = kernel-polled ] && poll_set $poll_us
 		perf record -q -e cpu-clock -a -g -o "$tmp/perf.data" -- \
-			"$bench" -p $p -s "$1" -d 1 -w 0.5 -D 2 > "$tmp/perf.out" 2>&1 &&
+			"$bench" -p ${p%-polled} -s "$1" -d 1 -w 0.5 -D 2 > "$tmp/perf.out" 2>&1 &&
 		perf report -q -i "$tmp/perf.data" --no-children --sort sym \
 			--stdio -g none --percent-limit 1.5 2> /dev/null |
 			sed 's/[[:space:]]*$//' | grep -v '^$' | head -n 30 > "$prof" ||
 			echo "bench: perf profile of the $p path failed"
 		sed -n 's/^ *latency us: /  /p' "$tmp/perf.out" >> "$prof"
+		[ $p = kernel-polled ] || continue
+		poll_set 0
+		# Inclusive shares of the poller's work: Soft-RoCE's tasklets
+		# (run when the poller re-enables bottom halves) against krpc's
+		# completion handlers (with the benchmark's callbacks).
+		perf report -q -i "$tmp/perf.data" --children --sort sym --stdio \
+			-g none 2> /dev/null > "$tmp/children.txt"
+		pct() { awk -v s="$1" '$NF == s && !v { v = $1; sub("%", "", v) }
+			END { print v == "" ? "null" : v }' "$tmp/children.txt"; }
+		cpu=$(sed -n 's/^ *cpu us\/call: machine \([0-9.]*\).*/\1/p' "$tmp/perf.out")
+		emit breakdown "$1" 1 "idle_pct=$(pct do_idle)" "poller_pct=$(pct poller_fn)" \
+			"rxe_pct=$(pct rxe_do_task)" "krpc_rx_pct=$(pct krpc_rdma_recv_done)" \
+			"krpc_tx_pct=$(pct krpc_rdma_send_done)" "clock_pct=$(pct ktime_get)" \
+			"cpu_us_per_call=${cpu:-null}" \
+			"lat_p50_us=$(sed -n 's/.*latency us: mean [0-9.]* p50 \([0-9.]*\).*/\1/p' "$tmp/perf.out" | grep . || echo null)"
 	done
 fi
 rmmod krpc_bench 2>/dev/null

@@ -26,16 +26,19 @@ LAT_PATHS = [
     ("raw_verbs_lat", "raw verbs, busy polling (ib_send_lat)"),
     ("raw_verbs_lat_event", "raw verbs, event mode (ib_send_lat -e)"),
     ("krpc_kernel_lat", "krpc kernel path"),
+    ("krpc_kernel_poll_lat", "krpc kernel path, polled CQs"),
     ("krpc_user_lat", "krpc user path"),
     ("krpc_user_defer_lat", "krpc user path, DEFER_TASKRUN"),
     ("krpc_user_sqpoll_lat", "krpc user path, SQPOLL"),
     ("krpc_user_busy_lat", "krpc user path, busy polling"),
+    ("krpc_user_busy_poll_lat", "krpc user path, busy polling, polled CQs"),
     ("krpc_tcp_lat", "krpc over TCP, kernel path"),
     ("tcp_pingpong", "TCP ping-pong (sockperf)"),
 ]
 BW_PATHS = [
     ("raw_verbs_bw", "raw verbs SEND stream (ib_send_bw)"),
     ("krpc_kernel_bw", "krpc kernel path"),
+    ("krpc_kernel_poll_bw", "krpc kernel path, polled CQs"),
     ("krpc_user_bw", "krpc user path"),
     ("krpc_tcp_bw", "krpc over TCP, kernel path"),
     ("tcp_stream", "TCP stream (sockperf throughput)"),
@@ -138,7 +141,7 @@ def main():
     for kernel in kernels:
         d = data[kernel]
         m = meta.get(kernel, {})
-        sizes = sorted({s for (p, s) in d if p != "twhop"})
+        sizes = sorted({s for (p, s) in d if p not in ("twhop", "breakdown")})
         MACHINE_VCPUS[0] = m.get("guest_cpus", "?")
         doc += section("Kernel " + kernel, "=")
         if m:
@@ -274,15 +277,23 @@ def main():
             if not body:
                 continue
             doc += section("Profile: %s path, 64 B, one call in flight" % name)
-            doc += ["``perf record -e cpu-clock -a -g`` over a 2 s run, "
-                    "symbols above 1.5 % of all", "samples in the guest "
-                    "(idle included):", "", "::", ""]
+            doc += ["``perf record -e cpu-clock -a -g`` over a 2 s run (in "
+                    "a boot of its own, after the", "measurements), symbols "
+                    "above 1.5 % of all samples in the guest (idle "
+                    "included):", "", "::", ""]
             doc += ["    " + l for l in body] + [""]
 
         for name in plot(d, sw, sizes, kernel, outdir):
             doc += [".. image:: %s" % name, ""]
     with open(os.path.join(outdir, "performance.rst"), "w") as f:
         f.write("\n".join(doc))
+
+
+def how(path):
+    """How a krpc row ran, for the targets table: its label minus the path."""
+    label = LABEL[path].replace(", saturating depth", "")
+    parts = label.split(", ")[1:]
+    return ", ".join(parts) if parts else "interrupts"
 
 
 def targets(d, krows):
@@ -298,19 +309,22 @@ def targets(d, krows):
 
     rows = []
     raw, raw_ev = p50("raw_verbs_lat"), p50("raw_verbs_lat_event")
-    kern = p50("krpc_kernel_lat")
-    if raw and kern:
+    kerns = [(p50(p), p) for p in ("krpc_kernel_lat", "krpc_kernel_poll_lat")
+             if p50(p)]
+    if raw and kerns:
+        kern, p = min(kerns)
         rows.append(["kernel-path p50 at 64 B <= 1.2x busy-polling raw",
-                     "%.1f us vs %.1f us: %.2fx" % (kern, raw, kern / raw),
+                     "%.1f us (%s) vs %.1f us: %.2fx" % (
+                         kern, how(p), raw, kern / raw),
                      verdict(kern <= 1.2 * raw, kern)])
-    fast = [(p50(p), p) for p in ("krpc_user_sqpoll_lat", "krpc_user_busy_lat")
-            if p50(p)]
+    fast = [(p50(p), p) for p in ("krpc_user_sqpoll_lat", "krpc_user_busy_lat",
+                                  "krpc_user_busy_poll_lat") if p50(p)]
     if raw and fast:
         v, p = min(fast)
         rows.append(["user-path p50 at 64 B, SQPOLL or busy polling, "
                      "<= 1.5x busy-polling raw",
                      "%.1f us (%s) vs %.1f us: %.2fx" % (
-                         v, LABEL[p].split(", ")[-1], raw, v / raw),
+                         v, how(p), raw, v / raw),
                      verdict(v <= 1.5 * raw, v)])
     # No polling: the default ring, or one that runs its task work only
     # when the task waits (DEFER_TASKRUN).
@@ -324,14 +338,17 @@ def targets(d, krows):
                          plain / raw_ev),
                      verdict(plain < raw_ev, plain)])
     bw = d.get(("raw_verbs_bw", 64))
-    for path in ("krpc_kernel_bw", "krpc_user_bw"):
-        r = d.get((path, 64))
-        if bw and r and bw.get("calls_per_s"):
-            ratio = r["calls_per_s"] / bw["calls_per_s"]
+    for paths in (("krpc_kernel_bw", "krpc_kernel_poll_bw"), ("krpc_user_bw",)):
+        runs = [(d[(p, 64)]["calls_per_s"], p) for p in paths
+                if d.get((p, 64), {}).get("calls_per_s")]
+        if bw and runs and bw.get("calls_per_s"):
+            rate, path = max(runs)
+            ratio = rate / bw["calls_per_s"]
             rows.append(["%s: 64 B calls/s >= 0.4x ib_send_bw msg/s"
                          % LABEL[path].split(",")[0],
-                         "%.0f vs %.0f: %.2fx" % (r["calls_per_s"],
-                                                  bw["calls_per_s"], ratio),
+                         "%.0f%s vs %.0f: %.2fx" % (
+                             rate, " (%s)" % how(path) if len(paths) > 1
+                             else "", bw["calls_per_s"], ratio),
                          verdict(ratio >= 0.4, ratio)])
     rdma = [(p, s, r) for p, s, r in krows if not p.startswith("krpc_tcp")]
     if rdma:
@@ -400,6 +417,45 @@ def evidence(d):
                           r.get("cpu_us_per_call") or float("nan"),
                           u.get("cpu_us_per_call") or float("nan"),
                           MACHINE_VCPUS[0]))
+    bd = next((r for (p, s), r in sorted(d.items()) if p == "breakdown"), None)
+    poll = d.get(("krpc_kernel_poll_lat", 64), {}).get("lat_p50_us")
+    if bd and bd.get("poller_pct") and bd.get("rxe_pct") is not None:
+        share = lambda k: 100.0 * (bd.get(k) or 0.0) / bd["poller_pct"]
+        rxe, krpc = share("rxe_pct"), share("krpc_rx_pct") + share("krpc_tx_pct")
+        notes.append(
+            "- Where the polled kernel path's time goes (``perf record -g``, "
+            "inclusive samples, %s B, one call in flight): the krpc_poll "
+            "thread, which does all of it, spent %.0f %% of its time in "
+            "Soft-RoCE's tasklets (``rxe_do_task``: requester, responder, "
+            "the ACK each message asks for, completer, checksums; they run "
+            "when the poller re-enables bottom halves) and %.0f %% in "
+            "krpc's completion handlers (``krpc_rdma_recv_done`` and "
+            "``krpc_rdma_send_done``, with the benchmark's callback and the "
+            "call it resubmits; its clock reads, ``ktime_get`` on the HPET, "
+            "%.0f %%).%s  A raw-verbs round trip is two processes spinning "
+            "on two vCPUs: the ACK and the requester's completion of one "
+            "message run on one vCPU while the other already answers.  One "
+            "poller does both sides' Soft-RoCE work in turn, so on this test "
+            "bed that work alone is about what the 1.2x target allows." % (
+                bd["size"], rxe, krpc, share("clock_pct"),
+                "  Applied to the polled p50 of %.1f us: %.1f us of "
+                "Soft-RoCE, %.1f us of krpc." % (poll, poll * rxe / 100.0,
+                                                 poll * krpc / 100.0)
+                if poll else ""))
+    b, bp = d.get(("krpc_user_busy_lat", 64)), d.get(("krpc_user_busy_poll_lat", 64))
+    if b and bp and b.get("lat_p50_us") and bp.get("lat_p50_us"):
+        notes.append(
+            "- The busy-polling user path with polled CQs: p50 %.1f us "
+            "against %.1f us with interrupts, %.1f against %.1f us of guest "
+            "CPU per call.  %s" % (
+                bp["lat_p50_us"], b["lat_p50_us"],
+                bp.get("cpu_us_per_call") or float("nan"),
+                b.get("cpu_us_per_call") or float("nan"),
+                "A third spinner (the poller) on %s vCPUs takes turns with "
+                "the two spinning processes.  Polled CQs are for hosts with "
+                "a core to give them." % MACHINE_VCPUS[0]
+                if bp["lat_p50_us"] > b["lat_p50_us"] else
+                "The completions no longer wait for a softirq."))
     tw = next((r for (p, s), r in sorted(d.items()) if p == "twhop"), None)
     if tw and tw.get("hops"):
         run = tw.get("run_p50_us")
