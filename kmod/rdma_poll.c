@@ -11,8 +11,8 @@
  * and keeps spinning for poll_usecs after the last completion it found,
  * giving the CPU up whenever the scheduler asks (cond_resched(), as NAPI
  * busy polling does); then it arms every CQ and sleeps until one of them
- * signals.  The spin
- * trades CPU time for latency: it is off unless asked for.
+ * signals.  The spin trades CPU time for latency: it is off unless asked
+ * for.
  *
  * Context: completion handlers run in the poller's process context with
  * bottom halves disabled, so they see what a softirq handler sees (they

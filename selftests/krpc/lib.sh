@@ -75,8 +75,8 @@ krpc_assert_gone() {
 	[ -e /dev/krpc ] && { log "/dev/krpc still present"; bad=1; }
 	[ -e /sys/class/misc/krpc ] && { log "misc class entry still present"; bad=1; }
 	[ -e /sys/kernel/debug/krpc ] && { log "debugfs krpc/ still present"; bad=1; }
-	if grep -qx 'krpc_poll/[0-9]*' /proc/[0-9]*/comm 2>/dev/null; then
-		log "poller threads left: $(cat /proc/[0-9]*/comm 2>/dev/null | grep -x 'krpc_poll/[0-9]*' | tr '\n' ' ')"
+	if [ "$(krpc_pollers)" != 0 ]; then
+		log "poller threads left: $(krpc_pollers)"
 		bad=1
 	fi
 	if grep -q '^krpc' /proc/slabinfo 2>/dev/null; then
@@ -85,6 +85,9 @@ krpc_assert_gone() {
 	fi
 	return $bad
 }
+
+# krpc_pollers: how many krpc_poll/N threads run (rdma_poll.c)
+krpc_pollers() { grep -lx 'krpc_poll/[0-9]*' /proc/[0-9]*/comm 2>/dev/null | wc -l; }
 
 # debugfs counter value: krpc_stat NAME
 krpc_stat() {

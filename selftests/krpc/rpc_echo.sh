@@ -38,15 +38,15 @@ rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
 p0=$(krpc_stat cq_polled)
 rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
 p1=$(krpc_stat cq_polled)
-log "200 echoes: cq_polled $p0 -> $p1, $(rpc_pollers) poller threads"
+log "200 echoes: cq_polled $p0 -> $p1, $(krpc_pollers) poller threads"
 if [ -n "${KRPC_POLL_USECS:-}" ] && [ "$KRPC_TRANSPORT" = rdma ]; then
 	# each call: at least two sends and two receives, both sides here
 	ktap_check "200 echoes: at least 800 completions reaped by pollers" \
 		test $((p1 - p0)) -ge 800
-	ktap_check "one poller thread (poll_threads=1)" test "$(rpc_pollers)" = 1
+	ktap_check "one poller thread (poll_threads=1)" test "$(krpc_pollers)" = 1
 else
 	ktap_check "no completion reaped by a poller" test "$p1" = 0
-	ktap_check "no poller thread" test "$(rpc_pollers)" = 0
+	ktap_check "no poller thread" test "$(krpc_pollers)" = 0
 fi
 if [ "$KRPC_TRANSPORT" = tcp ]; then
 	# Each payload is copied once, by the receiving side (socket to pool

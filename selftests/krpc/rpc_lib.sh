@@ -40,9 +40,6 @@ rpc_krpc_load() {
 		call_timeout_ms=$((30000 * RPC_SLOW)) \
 		${KRPC_POLL_USECS:+poll_usecs=$KRPC_POLL_USECS} "$@"
 }
-
-# rpc_pollers: how many krpc_poll/N threads run
-rpc_pollers() { grep -lx 'krpc_poll/[0-9]*' /proc/[0-9]*/comm 2>/dev/null | wc -l; }
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
 # rpc_insmod NAME: load krpc_test or krpc_peer (clients and servers over

@@ -154,7 +154,7 @@ insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 || echo "bench: krpc.ko did not 
 [ $krpc_tcp = 1 ] || echo "bench: krpc over TCP: not measured (no TCP transport in this build)"
 part=${BENCH_PART:-all}
 first=${sizes%% *}
-[ "$part" = probe ] && set -- $sizes
+set -- $sizes
 if [ "$part" != probe ]; then
 emit meta 0 0 "krpc_tcp=$krpc_tcp" "guest_cpus=$(nproc)" \
 	"guest_mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)"
@@ -195,7 +195,6 @@ for size in $sizes; do
 done
 
 # Throughput against depth at the smallest size.
-set -- $sizes
 for depth in ${DEPTHS:-1 4 16 64}; do
 	kbench krpc_kernel_sweep "$1" "$depth" -p kernel || echo "bench: krpc kernel sweep $depth failed"
 	kbench krpc_user_sweep "$1" "$depth" || echo "bench: krpc user sweep $depth failed"
