@@ -7,11 +7,13 @@
  * file does later (possibly from an io_uring SQPOLL thread or io-wq worker,
  * where "current" is not the opener) is checked against and scoped to
  * those.  Set-up goes through ioctls, everything that waits through
- * io_uring commands (uring.c), pools and request descriptors are mmap()ed.
+ * io_uring commands (uring.c), pools, request descriptors and completion
+ * queues are mmap()ed; poll() waits for completion queue entries (ucq.c).
  */
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/cred.h>
@@ -162,14 +164,24 @@ static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 	if (obj) {
 		ret = krpc_upool_mmap(container_of(obj, struct krpc_upool, obj),
 				      vma);
-	} else {
-		obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_SERVER);
-		if (!obj)
-			return -EINVAL;
+	} else if ((obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_SERVER))) {
 		ret = krpc_userver_mmap((struct krpc_userver *)obj, vma);
+	} else if ((obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_CQ))) {
+		ret = krpc_ucq_mmap(obj, vma);
+	} else {
+		return -EINVAL;
 	}
 	krpc_uobj_put(obj);
 	return ret;
+}
+
+/* Readable while a completion queue of the file holds entries. */
+static __poll_t krpc_poll(struct file *file, poll_table *wait)
+{
+	struct krpc_file *kf = file->private_data;
+
+	poll_wait(file, &kf->cq_wait, wait);
+	return krpc_ucq_poll(kf);
 }
 
 static const struct file_operations krpc_fops = {
@@ -179,6 +191,7 @@ static const struct file_operations krpc_fops = {
 	.unlocked_ioctl	= krpc_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= krpc_mmap,
+	.poll		= krpc_poll,
 	.uring_cmd	= krpc_uring_cmd,
 	.llseek		= noop_llseek,
 };
@@ -210,5 +223,7 @@ out_cache:
 void krpc_chardev_exit(void)
 {
 	misc_deregister(&krpc_misc);
+	/* Destructors deferred from atomic context (ufile.c). */
+	flush_workqueue(krpc_wq);
 	krpc_ucmd_exit_cache();
 }

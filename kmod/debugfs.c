@@ -44,6 +44,8 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(tcp_zc_sends);
 	STAT(cq_polled);
 	STAT(poll_sleeps);
+	STAT(ucq_posted);
+	STAT(ucq_live);
 	STAT(pools);
 	STAT(pool_empty);
 	STAT(dma_mapped);

@@ -96,6 +96,8 @@ struct krpc_global_stats {
 	atomic64_t tcp_zc_sends;	/* TCP payloads sent by reference */
 	atomic64_t cq_polled;		/* completions reaped by pollers */
 	atomic64_t poll_sleeps;		/* pollers that armed their CQs and slept */
+	atomic64_t ucq_posted;		/* entries written to completion queues */
+	atomic64_t ucq_live;		/* completion queues allocated */
 	atomic64_t pools;
 	atomic64_t pool_empty;
 	atomic64_t dma_mapped;		/* pool segments mapped for DMA */

@@ -373,7 +373,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	unsigned long flags;
 	int ret;
 
-	if ((c->flags & ~KRPC_CALL_F_ALL) || !reserved_zero(c->reserved, 2))
+	if ((c->flags & ~KRPC_CALL_F_ALL) || c->reserved0 || c->reserved)
 		return -EINVAL;
 	if (c->timeout_ms > KRPC_TIMEOUT_MAX_MS ||
 	    c->method >= KRPC_METHOD_RESERVED)
@@ -532,6 +532,37 @@ static const struct ucmd_def ucmd_defs[] = {
 	UCMD(KRPC_CMD_BUF_ALLOC, cmd_bufs),
 	UCMD(KRPC_CMD_BUF_FREE, cmd_bufs),
 };
+
+/**
+ * krpc_ucmd_cq() - the completion queue a command names
+ * @op:		KRPC_CMD_* (unchecked)
+ * @payload:	KRPC_UCMD_PAYLOAD bytes, a private kernel copy
+ * @tag:	out: the tag of the queue entry
+ *
+ * Only the data-path commands (CALL, FETCH, REPLY, REPLY_FETCH) have a cq
+ * field; the rest of the command is validated by krpc_ucmd_exec().
+ *
+ * Context: any context.
+ * Return: the queue handle, or 0 if the result goes to the front end.
+ */
+u32 krpc_ucmd_cq(u32 op, const void *payload, u64 *tag)
+{
+	const struct krpc_cmd_call *call = payload;
+	const struct krpc_cmd_slot *slot = payload;
+
+	switch (op) {
+	case KRPC_CMD_CALL:
+		*tag = call->tag;
+		return call->cq;
+	case KRPC_CMD_FETCH:
+	case KRPC_CMD_REPLY:
+	case KRPC_CMD_REPLY_FETCH:
+		*tag = slot->tag;
+		return slot->cq;
+	default:
+		return 0;
+	}
+}
 
 /**
  * krpc_ucmd_exec() - run one command

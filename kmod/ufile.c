@@ -39,15 +39,37 @@ struct krpc_file *krpc_ufile_create(struct file *file)
 	xa_init_flags(&kf->objs, XA_FLAGS_ALLOC1);
 	spin_lock_init(&kf->parked_lock);
 	INIT_LIST_HEAD(&kf->parked);
+	spin_lock_init(&kf->cq_lock);
+	INIT_LIST_HEAD(&kf->cqs);
+	init_waitqueue_head(&kf->cq_wait);
 	krpc_umonitor_init(kf);
 	return kf;
 }
 
+static void uobj_free_work(struct work_struct *work)
+{
+	struct krpc_uobj *obj = container_of(work, struct krpc_uobj, free_work);
+
+	obj->free(obj);
+}
+
+/*
+ * Destructors sleep (vfree(), pool release); a completion queue entry or a
+ * buffer put in softirq context, with bottom halves off (a poller, under
+ * krpc_conn.lock) or under one of the irqsave locks of ufile.h may drop
+ * the last reference.  Those are the atomic contexts krpc puts objects
+ * in; each shows in in_interrupt() or irqs_disabled().
+ */
 static void uobj_release(struct kref *ref)
 {
 	struct krpc_uobj *obj = container_of(ref, struct krpc_uobj, ref);
 
-	obj->free(obj);
+	if (!in_interrupt() && !irqs_disabled()) {
+		obj->free(obj);
+		return;
+	}
+	INIT_WORK(&obj->free_work, uobj_free_work);
+	queue_work(krpc_wq, &obj->free_work);
 }
 
 void krpc_uobj_put(struct krpc_uobj *obj)
@@ -64,6 +86,9 @@ static void uobj_close(struct krpc_uobj *obj)
 		break;
 	case KRPC_UOBJ_SERVER:
 		krpc_userver_shutdown((struct krpc_userver *)obj);
+		break;
+	case KRPC_UOBJ_CQ:
+		krpc_ucq_close(obj);
 		break;
 	}
 	krpc_uobj_put(obj);
@@ -200,6 +225,8 @@ static long ioc_close(struct krpc_file *kf, void __user *arg)
 	if (!obj)
 		obj = krpc_uobj_remove(kf, ha.handle, KRPC_UOBJ_SERVER);
 	if (!obj)
+		obj = krpc_uobj_remove(kf, ha.handle, KRPC_UOBJ_CQ);
+	if (!obj)
 		return -EBADF;
 	uobj_close(obj);
 	return 0;
@@ -222,6 +249,8 @@ long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,
 		return krpc_userver_listen_ioctl(kf, arg);
 	case KRPC_IOC_CLOSE:
 		return ioc_close(kf, arg);
+	case KRPC_IOC_CQ_CREATE:
+		return krpc_ucq_create_ioctl(kf, arg);
 	default:
 		return -ENOTTY;
 	}

@@ -8,13 +8,15 @@
  *   ucmd.c	command core: decode, validate, execute, complete (clients)
  *   userver.c	command core, server side: slots, FETCH and REPLY
  *   uring.c	io_uring front end (IORING_OP_URING_CMD)
+ *   ucq.c	completion queue front end (mmap()ed rings the completion
+ *		handlers write into)
  *   umonitor.c	dying-task monitor for kernels without the uring_cmd
  *		cancel hook (before 6.7)
  *
  * The command core never sees io_uring: a front end hands it a kernel copy
  * of the command (struct krpc_ucmd plus the 80-byte payload) and receives
- * the result through krpc_ucmd_ops.complete.  A second front end (a
- * private mmap()ed ring) plugs in the same way.
+ * the result through krpc_ucmd_ops.complete.  The second front end, the
+ * completion queues of ucq.c, plugs in the same way.
  *
  * Locking, outermost first (all spinlocks taken with irqsave, since buffer
  * puts and request handlers run in softirq context, possibly under
@@ -27,8 +29,13 @@
  *				userver lock)
  *   krpc_uconn.lock		calls in flight (for CANCEL)
  *   krpc_file.parked_lock	parked commands; exactly-once completion
+ *   krpc_file.cq_lock		the file's completion queues
+ *   krpc_ucq.lock		a queue's tail and reservations
  * krpc_ucmd_ops.complete is called under none of the locks above except
- * possibly krpc_userver.lock; it must only queue work (io_uring task work).
+ * possibly krpc_userver.lock; it must not sleep (io_uring queues task
+ * work, ucq.c writes the entry).  Objects may therefore lose their last
+ * reference in atomic context: krpc_uobj_put() then defers the destructor
+ * to krpc_wq.
  */
 #ifndef KRPC_UFILE_H
 #define KRPC_UFILE_H
@@ -62,6 +69,7 @@ enum krpc_uobj_type {
 	KRPC_UOBJ_POOL = 1,
 	KRPC_UOBJ_CONN,
 	KRPC_UOBJ_SERVER,
+	KRPC_UOBJ_CQ,
 };
 
 /**
@@ -71,6 +79,7 @@ enum krpc_uobj_type {
  * @handle:	its handle in @kf
  * @kf:		owning file (not referenced: objects die before the file)
  * @free:	destructor at the last reference; process context
+ * @free_work:	runs @free when the last reference went in atomic context
  */
 struct krpc_uobj {
 	struct kref ref;
@@ -78,6 +87,7 @@ struct krpc_uobj {
 	u32 handle;
 	struct krpc_file *kf;
 	void (*free)(struct krpc_uobj *obj);
+	struct work_struct free_work;
 };
 
 /**
@@ -96,6 +106,10 @@ struct krpc_uobj {
  * @nr_parked:	entries of @parked
  * @dying:	release started
  * @monitor:	dying-task monitor (umonitor.c)
+ * @cq_lock:	@cqs, @nr_cqs
+ * @cqs:	open completion queues (krpc_ucq.node), for poll()
+ * @nr_cqs:	entries of @cqs
+ * @cq_wait:	poll() waiters; woken when a queue gets an entry
  */
 struct krpc_file {
 	const struct cred *cred;
@@ -110,6 +124,10 @@ struct krpc_file {
 	unsigned int nr_parked;
 	bool dying;
 	struct delayed_work monitor;
+	spinlock_t cq_lock;
+	struct list_head cqs;
+	unsigned int nr_cqs;
+	wait_queue_head_t cq_wait;
 };
 
 /* ufile.c */
@@ -219,6 +237,7 @@ struct krpc_ucmd_ops {
  * @fe:		front end private pointer
  * @res:	front end scratch: result being posted
  * @res2:	front end scratch: second result being posted
+ * @tag:	front end scratch: tag of the completion queue entry
  */
 struct krpc_ucmd {
 	struct kref ref;
@@ -246,6 +265,7 @@ struct krpc_ucmd {
 	void *fe;
 	s32 res;
 	u64 res2;
+	u64 tag;
 };
 
 /* Payload of every command: the 80-byte SQE command area. */
@@ -259,6 +279,7 @@ void krpc_ucmd_park(struct krpc_ucmd *uc, void (*cancel)(struct krpc_ucmd *));
 bool krpc_ucmd_finish(struct krpc_ucmd *uc, s32 res, u64 res2);
 void krpc_ucmd_cancel(struct krpc_ucmd *uc);
 void krpc_ucmd_put(struct krpc_ucmd *uc);
+u32 krpc_ucmd_cq(u32 op, const void *payload, u64 *tag);
 int krpc_ucmd_init_cache(void);
 void krpc_ucmd_exit_cache(void);
 struct krpc_ucmd *krpc_ucmd_alloc(gfp_t gfp);
@@ -303,6 +324,14 @@ void krpc_uconn_shutdown(struct krpc_uconn *uconn);
 /* uring.c */
 struct io_uring_cmd;
 int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
+
+/* ucq.c */
+int krpc_ucq_submit(struct krpc_file *kf, u32 op, const void *payload,
+		    u32 handle, u64 tag, bool nonblock);
+long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg);
+void krpc_ucq_close(struct krpc_uobj *obj);
+int krpc_ucq_mmap(struct krpc_uobj *obj, struct vm_area_struct *vma);
+__poll_t krpc_ucq_poll(struct krpc_file *kf);
 
 /* umonitor.c */
 void krpc_umonitor_init(struct krpc_file *kf);

@@ -46,18 +46,19 @@ static void monitor_work(struct work_struct *work)
 	struct krpc_ucmd *batch[MONITOR_BATCH], *uc;
 	unsigned int n = 0, i;
 	unsigned long flags;
-	bool more;
+	bool more = false;
 
+	/* Commands of completion queues have no issuer: not watched. */
 	spin_lock_irqsave(&kf->parked_lock, flags);
 	list_for_each_entry(uc, &kf->parked, node) {
-		if (!uc->task || !task_dying(uc->task))
+		if (!uc->task)
+			continue;
+		more = true;
+		if (n == MONITOR_BATCH || !task_dying(uc->task))
 			continue;
 		kref_get(&uc->ref);
 		batch[n++] = uc;
-		if (n == MONITOR_BATCH)
-			break;
 	}
-	more = kf->nr_parked;
 	spin_unlock_irqrestore(&kf->parked_lock, flags);
 
 	for (i = 0; i < n; i++) {

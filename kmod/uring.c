@@ -19,6 +19,10 @@
  * Cancellation: on kernels with the cancel hook every parked command is
  * marked cancelable and IO_URING_F_CANCEL reaches krpc_ucmd_cancel();
  * elsewhere the issuer is recorded for umonitor.c.
+ *
+ * A command that names a completion queue (krpc_ucmd_cq()) is handed to
+ * ucq.c: its io_uring completion is only the queue's answer, posted at
+ * once, and nothing of it stays parked here.
  */
 #include <linux/sched/task.h>
 #include <linux/fs.h>
@@ -64,7 +68,8 @@ int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	u8 payload[KRPC_UCMD_PAYLOAD];
 	struct krpc_ucmd *uc;
 	u32 op = ioucmd->cmd_op;
-	u64 res2;
+	u64 res2, tag;
+	u32 cq;
 	int ret;
 
 #ifdef KRPC_URING_CANCEL_HOOK
@@ -83,6 +88,10 @@ int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		return -EAGAIN;
 
 	memcpy(payload, krpc_uring_cmd_payload(ioucmd), sizeof(payload));
+	cq = krpc_ucmd_cq(op, payload, &tag);
+	if (cq)
+		return krpc_ucq_submit(kf, op, payload, cq, tag, nonblock);
+
 	uc = krpc_ucmd_alloc(nonblock ? GFP_NOWAIT : GFP_KERNEL);
 	if (!uc)
 		return nonblock ? -EAGAIN : -ENOMEM;

@@ -240,7 +240,7 @@ int krpc_userver_slot_cmd(struct krpc_ucmd *uc, const struct krpc_cmd_slot *c)
 	unsigned long flags;
 	int ret;
 
-	if (c->flags || c->reserved0 || c->reserved[0] || c->reserved[1])
+	if (c->flags || c->reserved)
 		return -EINVAL;
 	if (uc->op == KRPC_CMD_FETCH) {
 		if (c->buf != KRPC_BUF_NONE || c->offset || c->len || c->status)

@@ -224,3 +224,30 @@ int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,
 	}
 	return ret;
 }
+
+int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
+		    uint64_t tag)
+{
+	switch (sqe->cmd_op) {
+	case KRPC_CMD_CALL: {
+		struct krpc_cmd_call *c = (struct krpc_cmd_call *)sqe->cmd;
+
+		c->cq = cq->handle;
+		c->tag = tag;
+		break;
+	}
+	case KRPC_CMD_FETCH:
+	case KRPC_CMD_REPLY:
+	case KRPC_CMD_REPLY_FETCH: {
+		struct krpc_cmd_slot *c = (struct krpc_cmd_slot *)sqe->cmd;
+
+		c->cq = cq->handle;
+		c->tag = tag;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	return 0;
+}

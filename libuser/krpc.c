@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -35,9 +36,16 @@ _Static_assert(sizeof(struct krpc_cmd_connect) == 64, "cmd_connect");
 _Static_assert(offsetof(struct krpc_cmd_connect, addr) == 24, "cmd_connect.addr");
 _Static_assert(sizeof(struct krpc_cmd_call) == 56, "cmd_call");
 _Static_assert(offsetof(struct krpc_cmd_call, tag) == 32, "cmd_call.tag");
+_Static_assert(offsetof(struct krpc_cmd_call, cq) == 40, "cmd_call.cq");
 _Static_assert(sizeof(struct krpc_cmd_cancel) == 32, "cmd_cancel");
 _Static_assert(sizeof(struct krpc_cmd_slot) == 48, "cmd_slot");
 _Static_assert(offsetof(struct krpc_cmd_slot, status) == 20, "cmd_slot.status");
+_Static_assert(offsetof(struct krpc_cmd_slot, cq) == 28, "cmd_slot.cq");
+_Static_assert(offsetof(struct krpc_cmd_slot, tag) == 32, "cmd_slot.tag");
+_Static_assert(sizeof(struct krpc_cq_create) == KRPC_CQ_CREATE_SIZE_VER0, "cq_create");
+_Static_assert(offsetof(struct krpc_cq_create, mmap_offset) == 16, "cq_create.mmap_offset");
+_Static_assert(sizeof(struct krpc_cqe) == 32, "cqe");
+_Static_assert(offsetof(struct krpc_cqe, res) == 16, "cqe.res");
 _Static_assert(sizeof(struct krpc_cmd_bufs) == 80, "cmd_bufs");
 
 int krpc_dev_open(unsigned int flags)
@@ -229,4 +237,62 @@ int krpc_srv_close(int fd, struct krpc_srv *srv)
 		munmap((void *)srv->desc, srv->desc_len);
 	srv->desc = NULL;
 	return ret;
+}
+
+int krpc_cq_create(int fd, uint32_t entries, struct krpc_cq *cq)
+{
+	struct krpc_cq_create cc;
+	void *base;
+	int err;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(cc);
+	cc.entries = entries;
+	if (ioctl(fd, KRPC_IOC_CQ_CREATE, &cc) < 0)
+		return -errno;
+	base = mmap(NULL, cc.mmap_length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, cc.mmap_offset);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		krpc_close_handle(fd, cc.handle);
+		return err;
+	}
+	memset(cq, 0, sizeof(*cq));
+	cq->handle = cc.handle;
+	cq->mask = entries - 1;
+	cq->khead = (uint32_t *)((char *)base + KRPC_CQ_HEAD_OFFSET);
+	cq->ktail = (const uint32_t *)((char *)base + KRPC_CQ_TAIL_OFFSET);
+	cq->cqes = (const struct krpc_cqe *)((char *)base + KRPC_CQ_CQES_OFFSET);
+	cq->head = *cq->khead;
+	cq->base = base;
+	cq->length = cc.mmap_length;
+	return 0;
+}
+
+int krpc_cq_destroy(int fd, struct krpc_cq *cq)
+{
+	int ret = krpc_close_handle(fd, cq->handle);
+
+	if (cq->base)
+		munmap(cq->base, cq->length);
+	memset(cq, 0, sizeof(*cq));
+	return ret;
+}
+
+int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		if (cq && krpc_cq_ready(cq))
+			return 1;
+		ret = poll(&p, 1, timeout_ms);
+		if (ret < 0)
+			return -errno;
+		if (!ret)
+			return 0;
+		if (!cq)
+			return 1;
+	}
 }

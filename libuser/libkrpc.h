@@ -212,6 +212,89 @@ int krpc_srv_close(int fd, struct krpc_srv *srv);
 int krpc_close_handle(int fd, uint32_t handle);
 
 /* ---------------------------------------------------------------------- */
+/* Completion queues (ioctl + mmap) */
+
+/**
+ * struct krpc_cq - a completion queue mapped into this process
+ * @handle:	queue handle (the cq field of a command)
+ * @mask:	entries - 1
+ * @head:	entries consumed (local copy of the shared head)
+ * @khead:	shared head, written by the process
+ * @ktail:	shared tail, written by the kernel
+ * @cqes:	the entries
+ * @base:	the mapping
+ * @length:	bytes mapped
+ *
+ * One thread consumes a queue; any number may submit commands to it.
+ */
+struct krpc_cq {
+	uint32_t handle;
+	uint32_t mask;
+	uint32_t head;
+	uint32_t *khead;
+	const uint32_t *ktail;
+	const struct krpc_cqe *cqes;
+	void *base;
+	size_t length;
+};
+
+/**
+ * krpc_cq_create() - create and map a completion queue
+ * @fd:		/dev/krpc
+ * @entries:	a power of two, 1..KRPC_CQ_ENTRIES_MAX; at least the
+ *		commands that will be in flight on it at once
+ * @cq:		filled in
+ *
+ * Return: 0, or -errno (-EINVAL, -EMFILE past KRPC_CQS_MAX queues).
+ */
+int krpc_cq_create(int fd, uint32_t entries, struct krpc_cq *cq);
+
+/**
+ * krpc_cq_destroy() - close a completion queue and unmap it
+ * @fd:		/dev/krpc
+ * @cq:		from krpc_cq_create()
+ *
+ * Commands still on the queue complete into the kernel's copy only.
+ *
+ * Return: 0 or -errno.
+ */
+int krpc_cq_destroy(int fd, struct krpc_cq *cq);
+
+/* Entries posted and not consumed yet. */
+static inline uint32_t krpc_cq_ready(const struct krpc_cq *cq)
+{
+	return __atomic_load_n(cq->ktail, __ATOMIC_ACQUIRE) - cq->head;
+}
+
+/* The oldest unconsumed entry, or NULL. */
+static inline const struct krpc_cqe *krpc_cq_peek(const struct krpc_cq *cq)
+{
+	if (!krpc_cq_ready(cq))
+		return NULL;
+	return &cq->cqes[cq->head & cq->mask];
+}
+
+/* Consume @n entries: the kernel may reuse their space. */
+static inline void krpc_cq_advance(struct krpc_cq *cq, uint32_t n)
+{
+	cq->head += n;
+	__atomic_store_n(cq->khead, cq->head, __ATOMIC_RELEASE);
+}
+
+/**
+ * krpc_cq_wait() - sleep until a completion queue of @fd has entries
+ * @fd:		/dev/krpc
+ * @cq:		the queue to check first (may be NULL)
+ * @timeout_ms:	-1 for no limit
+ *
+ * poll(2) on @fd: it wakes when any queue of @fd gets an entry.
+ *
+ * Return: 1 when @cq (or, without @cq, a queue) has entries, 0 on
+ * timeout, -EINTR or another -errno.
+ */
+int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms);
+
+/* ---------------------------------------------------------------------- */
 /* The ring */
 
 struct io_uring;
@@ -276,6 +359,20 @@ void krpc_prep_reply(struct krpc *k, struct io_uring_sqe *sqe,
 
 /* The second result of a krpc CQE (see KRPC_RES2_*). */
 uint64_t krpc_cqe_res2(const struct io_uring_cqe *cqe);
+
+/**
+ * krpc_sqe_set_cq() - send a prepared command's result to a queue
+ * @sqe:	a CALL, FETCH, REPLY or REPLY_FETCH from krpc_prep_*()
+ * @cq:		the completion queue
+ * @tag:	tag of the queue entry (for CALL also the cancel tag)
+ *
+ * Also sets IOSQE_CQE_SKIP_SUCCESS: the io_uring CQ then only sees the
+ * commands the queue refused (-EBADF, -EBUSY), with the SQE's user_data.
+ *
+ * Return: 0, or -EINVAL for another command.
+ */
+int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
+		    uint64_t tag);
 
 /* ---------------------------------------------------------------------- */
 /* Blocking layer.  Each call submits one command and waits for its own

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <arpa/inet.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -60,7 +61,7 @@ static struct opts {
 	uint32_t depth, conns, threads;
 	double duration, warmup, progress;
 	uint64_t calls;
-	int json, verify, sqpoll, busy, defer;
+	int json, verify, sqpoll, busy, defer, cq;
 	uint32_t free_batch;
 	const char *addr;
 	uint16_t port;
@@ -341,8 +342,8 @@ static void report(const struct stats *s, const struct sample *a,
 	       transport_names[o.transport], o.kernel ? "kernel" : "user");
 	printf(",\"req_size\":%u,\"reply_size\":%u,\"conns\":%u,\"threads\":%u",
 	       o.req, o.reply, o.conns, o.threads);
-	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"defer\":%d,\"verify\":%d",
-	       o.sqpoll, o.busy, o.defer, o.verify);
+	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
+	       o.sqpoll, o.busy, o.defer, o.cq, o.verify);
 	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"bad\":%" PRIu64,
 	       s->calls, s->errors, s->bad);
 	jnum("elapsed_s", elapsed);
@@ -393,23 +394,100 @@ static struct io_uring_sqe *get_sqe(struct krpc *k)
 	return sqe;
 }
 
-/* Wait for at least one CQE: spin with --busy-poll, else sleep in the kernel. */
-static int reap(struct krpc *k, struct io_uring_cqe **cqe)
+/* One completion, from the io_uring CQ or from a krpc completion queue. */
+struct compl {
+	uint64_t ud;		/* user_data, or the queue entry's tag */
+	uint64_t res2;
+	int res;
+};
+
+#define COMPL_BATCH	64
+
+/* Take what completed, without waiting. */
+static unsigned int collect(struct krpc *k, struct krpc_cq *cq,
+			    struct compl *out)
 {
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0, seen = 0;
+	const struct krpc_cqe *e;
+
+	io_uring_for_each_cqe(k->ring, head, cqe) {
+		if (n == COMPL_BATCH)
+			break;
+		out[n].ud = cqe->user_data;
+		out[n].res = cqe->res;
+		out[n++].res2 = krpc_cqe_res2(cqe);
+		seen++;
+	}
+	io_uring_cq_advance(k->ring, seen);
+	if (!cq)
+		return n;
+	seen = 0;
+	while (n < COMPL_BATCH && krpc_cq_ready(cq) > seen) {
+		e = &cq->cqes[(cq->head + seen++) & cq->mask];
+		out[n].ud = e->tag;
+		out[n].res = e->res;
+		out[n++].res2 = e->res2;
+	}
+	if (seen)
+		krpc_cq_advance(cq, seen);
+	return n;
+}
+
+/*
+ * Submit what is queued and wait for completions: spin with --busy-poll
+ * until there is one, else sleep once in the kernel (io_uring_enter(), or
+ * poll() on /dev/krpc and the ring with --cq).  Return how many (0 after
+ * a wait cut short by a signal), or -errno.
+ */
+static int reap(struct krpc *k, struct krpc_cq *cq, struct compl *out)
+{
+	struct pollfd p[2] = {
+		{ .fd = k->fd, .events = POLLIN },
+		{ .fd = k->ring->ring_fd, .events = POLLIN },
+	};
+	unsigned int n;
 	int ret;
 
-	if (!o.busy) {
+	if (o.busy || cq) {
+		ret = io_uring_submit(k->ring);
+		if (ret < 0 && ret != -EINTR && ret != -EBUSY)
+			return ret;
+	}
+	n = collect(k, cq, out);
+	if (n)
+		return n;
+	if (o.busy) {
+		while (!(n = collect(k, cq, out)))
+			if (stop_flag || stopping)
+				return -EAGAIN;
+		return n;
+	}
+	if (cq) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return -errno;
+	} else {
 		ret = io_uring_submit_and_wait(k->ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EBUSY)
 			return ret;
-		return io_uring_peek_cqe(k->ring, cqe);
 	}
-	io_uring_submit(k->ring);
-	while (io_uring_peek_cqe(k->ring, cqe)) {
-		if (stop_flag || stopping)
-			return -EAGAIN;
-	}
-	return 0;
+	return collect(k, cq, out);
+}
+
+/* With --cq, a prepared data-path command completes into @cq. */
+static void use_cq(struct io_uring_sqe *sqe, struct krpc_cq *cq, uint64_t tag)
+{
+	if (cq && krpc_sqe_set_cq(sqe, cq, tag))
+		die("krpc_sqe_set_cq: not a data-path command");
+}
+
+static unsigned int cq_entries(uint32_t slots)
+{
+	unsigned int n = 8;
+
+	while (n < slots && n < KRPC_CQ_ENTRIES_MAX)
+		n <<= 1;
+	return n;
 }
 
 /* Buffers handed back to the kernel in batches through the ring. */
@@ -477,6 +555,7 @@ struct server {
 	struct krpc k;
 	struct krpc_pool pool;
 	struct krpc_srv srv;
+	struct krpc_cq cq;
 	uint32_t *last;
 };
 
@@ -497,6 +576,11 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 			       pool_count(nr_slots, nr_slots), &s->pool);
 	if (ret)
 		return ret;
+	if (o.cq) {
+		ret = krpc_cq_create(s->k.fd, cq_entries(nr_slots), &s->cq);
+		if (ret)
+			return ret;
+	}
 	/* Clients over tcp or auto find a listener on both transports. */
 	return krpc_listen_xprt(s->k.fd, &s->pool, (struct sockaddr *)&sin,
 				sizeof(sin), nr_slots, &method, 1,
@@ -509,31 +593,32 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 static int serve(struct server *s)
 {
 	struct freeq q = { .k = &s->k, .pool = s->pool.handle };
+	struct krpc_cq *cq = o.cq ? &s->cq : NULL;
 	uint32_t slot, n = s->srv.nr_slots;
-	struct io_uring_cqe *cqe;
+	struct compl done[COMPL_BATCH];
+	struct io_uring_sqe *sqe;
 
 	for (slot = 0; slot < n; slot++) {
 		s->last[slot] = KRPC_BUF_NONE;
-		krpc_prep_fetch(&s->k, get_sqe(&s->k), s->srv.handle, slot, slot);
+		sqe = get_sqe(&s->k);
+		krpc_prep_fetch(&s->k, sqe, s->srv.handle, slot, slot);
+		use_cq(sqe, cq, slot);
 	}
 	while (!stop_flag) {
-		unsigned int head, seen = 0;
+		int i, nr = reap(&s->k, cq, done);
 
-		if (reap(&s->k, &cqe))
-			continue;
-		io_uring_for_each_cqe(s->k.ring, head, cqe) {
-			uint64_t res2 = krpc_cqe_res2(cqe);
+		for (i = 0; i < nr; i++) {
+			uint64_t res2 = done[i].res2;
 			uint32_t buf, off, len;
-			int res = cqe->res;
+			int res = done[i].res;
 
-			seen++;
-			if (cqe->user_data == FREE_UD) {
+			if (done[i].ud == FREE_UD) {
 				if (res < 0)
 					fprintf(stderr, "krpc-bench: server: buffer free: %s\n",
 						strerror(-res));
 				continue;
 			}
-			slot = (uint32_t)cqe->user_data;
+			slot = (uint32_t)done[i].ud;
 			freeq_add(&q, s->last[slot]);
 			s->last[slot] = KRPC_BUF_NONE;
 			if (res < 0) {
@@ -558,12 +643,13 @@ static int serve(struct server *s)
 			if (buf != KRPC_BUF_NONE && off + len > s->pool.buf_size)
 				off = 0;	/* a sized reply: content is not checked */
 			s->last[slot] = buf;
-			krpc_prep_reply(&s->k, get_sqe(&s->k), s->srv.handle,
+			sqe = get_sqe(&s->k);
+			krpc_prep_reply(&s->k, sqe, s->srv.handle,
 					slot, buf, off, buf == KRPC_BUF_NONE ? 0 : len,
 					buf == KRPC_BUF_NONE && len ? -ENOBUFS : 0,
 					1, slot);
+			use_cq(sqe, cq, slot);
 		}
-		io_uring_cq_advance(s->k.ring, seen);
 	}
 	return 0;
 }
@@ -624,6 +710,7 @@ struct client {
 	unsigned int id;
 	struct krpc k;
 	struct krpc_pool pool;
+	struct krpc_cq cq;
 	int conn[64];
 	struct slot *slots;
 	uint32_t nr_slots;
@@ -637,6 +724,7 @@ struct client {
 static void slot_prep(struct client *c, struct slot *sl, uint32_t idx)
 {
 	uint8_t *p = krpc_pool_buf(&c->pool, sl->buf);
+	struct io_uring_sqe *sqe;
 	uint32_t i;
 
 	sl->seq++;
@@ -647,9 +735,11 @@ static void slot_prep(struct client *c, struct slot *sl, uint32_t idx)
 		memcpy(p, &sl->seq, 8);
 		memcpy(p + o.req - 8, &sl->seq, 8);
 	}
-	krpc_prep_call(&c->k, get_sqe(&c->k), sl->conn, M_ECHO,
+	sqe = get_sqe(&c->k);
+	krpc_prep_call(&c->k, sqe, sl->conn, M_ECHO,
 		       o.req ? sl->buf : KRPC_BUF_NONE, o.req, o.reply,
 		       idx, idx);
+	use_cq(sqe, o.cq ? &c->cq : NULL, idx);
 	sl->t0 = now_ns();
 }
 
@@ -694,6 +784,11 @@ static int client_setup(struct client *c)
 			       pool_count(c->nr_slots, o.conns), &c->pool);
 	if (ret)
 		return ret;
+	if (o.cq) {
+		ret = krpc_cq_create(c->k.fd, cq_entries(c->nr_slots), &c->cq);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < o.conns; i++) {
 		c->conn[i] = krpc_connect_xprt(&c->k, &c->pool,
 					       (struct sockaddr *)&sin,
@@ -729,8 +824,8 @@ static void *client_fn(void *arg)
 {
 	struct client *c = arg;
 	struct freeq q = { .k = &c->k };
+	struct compl done[COMPL_BATCH];
 	uint32_t i, inflight = 0;
-	struct io_uring_cqe *cqe;
 
 	c->err = client_setup(c);
 	pthread_barrier_wait(&setup_done);
@@ -743,27 +838,25 @@ static void *client_fn(void *arg)
 		slot_prep(c, &c->slots[i], i);
 	inflight = c->nr_slots;
 	while (inflight) {
-		unsigned int head, seen = 0;
-		int ret = reap(&c->k, &cqe);
+		int n = reap(&c->k, o.cq ? &c->cq : NULL, done), j;
 
-		if (ret == -EAGAIN || ret == -EINTR)
+		if (n == -EAGAIN || n == -EINTR)
 			continue;
-		if (ret) {
-			c->err = ret;
+		if (n < 0) {
+			c->err = n;
 			break;
 		}
-		io_uring_for_each_cqe(c->k.ring, head, cqe) {
-			uint64_t res2 = krpc_cqe_res2(cqe), t = now_ns();
-			int res = cqe->res;
+		for (j = 0; j < n; j++) {
+			uint64_t res2 = done[j].res2, t = now_ns();
+			int res = done[j].res;
 			struct slot *sl;
 
-			seen++;
-			if (cqe->user_data == FREE_UD) {
+			if (done[j].ud == FREE_UD) {
 				if (res < 0 && !c->err)
 					c->err = res;
 				continue;
 			}
-			sl = &c->slots[cqe->user_data];
+			sl = &c->slots[done[j].ud];
 			if (res < 0 && !c->call_err)
 				c->call_err = res;
 			if (res < 0)
@@ -779,9 +872,8 @@ static void *client_fn(void *arg)
 			if (res < 0 || stopping || stop_flag)
 				inflight--;
 			else
-				slot_prep(c, sl, (uint32_t)cqe->user_data);
+				slot_prep(c, sl, (uint32_t)done[j].ud);
 		}
-		io_uring_cq_advance(c->k.ring, seen);
 		if (stopping || stop_flag)
 			freeq_flush(&q);
 	}
@@ -798,6 +890,8 @@ static void client_teardown(struct client *c)
 	for (i = 0; i < o.conns; i++)
 		if (c->conn[i] > 0)
 			krpc_close_handle(c->k.fd, c->conn[i]);
+	if (c->cq.base)
+		krpc_cq_destroy(c->k.fd, &c->cq);
 	if (c->pool.base)
 		krpc_pool_destroy(c->k.fd, &c->pool);
 	if (c->k.ring)
@@ -1199,6 +1293,8 @@ static void usage(int status)
 "      --sqpoll        SQPOLL rings (user path, both sides)\n"
 "      --busy-poll     spin on the completion queue (user path, both sides)\n"
 "      --defer         DEFER_TASKRUN + SINGLE_ISSUER rings (user path, both sides)\n"
+"      --cq            calls and fetches complete into krpc completion queues,\n"
+"                      not the io_uring CQ (user path, both sides)\n"
 "      --verify        fill and check every payload byte (else 16 stamped bytes)\n"
 "      --json          one JSON object on stdout\n"
 "      --progress S    progress line every S seconds on stderr [1 if the run is 5 s or longer]\n"
@@ -1235,7 +1331,8 @@ int main(int argc, char **argv)
 		{ "verify", 0, 0, 3 }, { "json", 0, 0, 4 },
 		{ "progress", 1, 0, 5 }, { "module", 1, 0, 6 },
 		{ "caps", 0, 0, 7 }, { "free-batch", 1, 0, 8 },
-		{ "defer", 0, 0, 9 }, { "addr", 1, 0, 'a' },
+		{ "defer", 0, 0, 9 }, { "cq", 0, 0, 10 },
+		{ "addr", 1, 0, 'a' },
 		{ "port", 1, 0, 'P' }, { "mode", 1, 0, 'm' },
 		{ "help", 0, 0, 'h' }, { 0 },
 	};
@@ -1276,6 +1373,7 @@ int main(int argc, char **argv)
 		case 1: o.sqpoll = 1; break;
 		case 2: o.busy = 1; break;
 		case 9: o.defer = 1; break;
+		case 10: o.cq = 1; break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;
@@ -1298,7 +1396,8 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || !o.depth || !o.conns || !o.threads ||
 	    o.duration <= 0 || o.warmup < 0 ||
-	    (o.defer && (o.sqpoll || o.busy)))	/* defer reaps in enter() */
+	    (o.defer && (o.sqpoll || o.busy || o.cq)) || /* defer reaps in enter() */
+	    (o.cq && o.conns * o.depth > KRPC_CQ_ENTRIES_MAX))
 		usage(2);
 	if (o.reply == UINT32_MAX)
 		o.reply = o.req;

@@ -57,6 +57,18 @@ bench_ok "user path, 64 KiB to 100 B, 2 threads x 2 conns, SQPOLL" 100 \
 	-s 65536 -r 100 -d 2 -T 2 -c 2 --sqpoll
 bench_ok "user path, 0 B, busy polling" 300 -s 0 --busy-poll
 bench_ok "user path, 512 B, 2 threads, DEFER_TASKRUN" 300 -s 512 -T 2 -d 4 --defer
+# Completion queues: every result (calls, fetches) arrives through the
+# mapped queues, written by the completion handlers.
+q0=$(krpc_stat ucq_posted)
+bench_ok "user path, 4000 B, depth 8, completion queues" 300 -s 4000 -d 8 --cq
+bench_ok "user path, 64 KiB, completion queues, SQPOLL" 100 -s 65536 --cq --sqpoll
+bench_ok "user path, 0 B, completion queues, busy polling" 200 -s 0 --cq --busy-poll
+q1=$(krpc_stat ucq_posted)
+log "completion queue runs: ucq_posted $q0 -> $q1"
+ktap_check "completion queue runs: at least 1200 entries (call + fetch each)" \
+	test $((q1 - q0)) -ge 1200
+ktap_check "--cq with --defer is refused (exit 2)" \
+	eval "\"$bench\" --cq --defer -n 1 > /dev/null 2>&1; test \$? = 2"
 ktap_check "--defer with --sqpoll is refused (exit 2)" \
 	eval "\"$bench\" --defer --sqpoll -n 1 > /dev/null 2>&1; test \$? = 2"
 bench_ok "kernel path, 64 B, depth 8" 300 -p kernel -s 64 -d 8
@@ -100,12 +112,12 @@ idle() {
 	local i
 	for i in $(seq 50); do
 		rpc_assert_idle > /dev/null && [ "$(krpc_stat files_open)" = 0 ] &&
-			return 0
+			[ "$(krpc_stat ucq_live)" = 0 ] && return 0
 		sleep 0.1
 	done
 	rpc_assert_idle
 }
-ktap_check "no connection, call, request or file left" idle
+ktap_check "no connection, call, request, file or completion queue left" idle
 ktap_check "rmmod krpc" krpc_unload
 ktap_check "nothing left after rmmod" krpc_assert_gone
 ktap_finish

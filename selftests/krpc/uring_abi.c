@@ -171,9 +171,12 @@ TEST_F(abi, reserved_fields_and_unknown_flags)
 				       .count = 1 };
 	struct krpc_handle_arg ha = { .size = sizeof(ha) };
 
-	cc.reserved[1] = 1;
+	cc.reserved = 1;
 	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
-	cc.reserved[1] = 0;
+	cc.reserved = 0;
+	cc.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
+	cc.reserved0 = 0;
 	cc.flags = 1U << 5;
 	EXPECT_EQ(-EINVAL, call(&self->c, &cc));
 	cc.flags = KRPC_CALL_F_ONEWAY;
@@ -204,10 +207,10 @@ TEST_F(abi, reserved_fields_and_unknown_flags)
 	EXPECT_EQ(-EAFNOSUPPORT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT,
 					       &cn, sizeof(cn), NULL));
 
-	sl.reserved0 = 1;
+	sl.reserved = 1;
 	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_FETCH, &sl,
 					 sizeof(sl), NULL));
-	sl.reserved0 = 0;
+	sl.reserved = 0;
 	sl.flags = 1;
 	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_FETCH, &sl,
 					 sizeof(sl), NULL));

@@ -185,6 +185,12 @@ for size in $sizes; do
 		[ "$size" = "$first" ] && { kbench krpc_user_busy_lat "$size" 1 --busy-poll ||
 			echo "bench: krpc user busy-poll $size failed"; }
 		kbench krpc_user_bw "$size" "$sat" || echo "bench: krpc user depth $sat $size failed"
+		# Completion queues: results written by the completion
+		# handlers into a mapped ring, no task-work hop (poll() waits).
+		kbench krpc_user_cq_lat "$size" 1 --cq || echo "bench: krpc user cq $size failed"
+		[ "$size" = "$first" ] && { kbench krpc_user_cq_busy_lat "$size" 1 --cq --busy-poll ||
+			echo "bench: krpc user cq busy-poll $size failed"; }
+		kbench krpc_user_cq_bw "$size" "$sat" --cq || echo "bench: krpc user cq depth $sat $size failed"
 	fi
 	if [ $krpc_tcp = 1 ]; then
 		# the kernel path, beside the RDMA kernel path: the transports

@@ -49,13 +49,17 @@
  *			_REPLY_FETCH
  * KRPC_FEAT_TCP:	the TCP transport: krpc_cmd_connect.transport,
  *			krpc_listen.transport, pools without an RDMA device
+ * KRPC_FEAT_CQ:	completion queues: KRPC_IOC_CQ_CREATE, mmap of a queue,
+ *			krpc_cmd_call.cq and krpc_cmd_slot.cq, poll()
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
 #define KRPC_FEAT_SERVER	(1ULL << 2)
 #define KRPC_FEAT_TCP		(1ULL << 3)
+#define KRPC_FEAT_CQ		(1ULL << 4)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
-				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP)
+				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP | \
+				 KRPC_FEAT_CQ)
 
 /*
  * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
@@ -115,6 +119,9 @@ struct krpc_info {
 #define KRPC_METHODS_MAX	64U
 /* Largest per-call and connect timeout, ms. */
 #define KRPC_TIMEOUT_MAX_MS	3600000U
+/* Entries of a completion queue, and queues per open file. */
+#define KRPC_CQ_ENTRIES_MAX	4096U
+#define KRPC_CQS_MAX		64U
 /* Buffers in one KRPC_CMD_BUF_FREE, and in one KRPC_IOC_BUF_ALLOC/FREE. */
 #define KRPC_CMD_BUFS_MAX	16U
 #define KRPC_BUF_IOC_MAX	1024U
@@ -281,6 +288,69 @@ struct krpc_req_desc {
 /* The client expects no reply (a REPLY is still needed to free the slot). */
 #define KRPC_REQ_F_ONEWAY	(1U << 0)
 
+/**
+ * struct krpc_cq_create - KRPC_IOC_CQ_CREATE: a completion queue
+ * @size:	sizeof(struct krpc_cq_create) as the caller knows it
+ * @flags:	must be 0
+ * @entries:	a power of two, 1..KRPC_CQ_ENTRIES_MAX
+ * @handle:	out: the queue's handle (must be 0 on input)
+ * @mmap_offset: out: offset to mmap() the queue at (read-write,
+ *		MAP_SHARED, exactly @mmap_length bytes)
+ * @mmap_length: out: KRPC_CQ_CQES_OFFSET + entries * sizeof(struct
+ *		krpc_cqe), rounded up to the page size
+ *
+ * A completion queue is the io_uring CQ's shortcut for the data path: a
+ * CALL, FETCH, REPLY or REPLY_FETCH that names a queue in its cq field has
+ * its result written into the queue straight from the context that decides
+ * it (the RDMA completion handler, mostly), with no task work and no
+ * system call; a process that spins on the queue's tail sees it at once.
+ * Its io_uring completion only says whether the queue took the command
+ * (see krpc_cmd_call.cq).  Close it with KRPC_IOC_CLOSE: commands already
+ * on it still post into the mapping.  poll() on /dev/krpc reports EPOLLIN
+ * while any queue of the file holds entries.
+ */
+struct krpc_cq_create {
+	__u32 size;
+	__u32 flags;
+	__u32 entries;
+	__u32 handle;
+	__u64 mmap_offset;
+	__u64 mmap_length;
+};
+
+#define KRPC_CQ_CREATE_SIZE_VER0	32
+
+/*
+ * Layout of a mapped completion queue: the ring header at offset 0, the
+ * entries from KRPC_CQ_CQES_OFFSET.  The kernel writes entry
+ * (tail & mask), then advances tail (store-release); the process reads
+ * tail (load-acquire), consumes entries up to it, then advances head
+ * (store-release).  Both counters wrap at 2^32.  The kernel never reads
+ * the entries, tail or mask back: it keeps its own copies and reads only
+ * head, so a process that scribbles on its mapping corrupts only its own
+ * view.
+ */
+#define KRPC_CQ_HEAD_OFFSET	0	/* __u32, written by the process */
+#define KRPC_CQ_TAIL_OFFSET	64	/* __u32, written by the kernel */
+#define KRPC_CQ_MASK_OFFSET	68	/* __u32, entries - 1 */
+#define KRPC_CQ_CQES_OFFSET	128
+
+/**
+ * struct krpc_cqe - one entry of a completion queue
+ * @tag:	the command's tag (krpc_cmd_call.tag, krpc_cmd_slot.tag)
+ * @res2:	second result (KRPC_RES2_*), as the io_uring CQE's big_cqe[0]
+ * @res:	result, as the io_uring CQE's res
+ * @cmd_op:	the command (KRPC_CMD_*)
+ * @reserved:	0
+ */
+struct krpc_cqe {
+	__u64 tag;
+	__u64 res2;
+	__s32 res;
+	__u32 cmd_op;
+	__u64 reserved;
+};
+
 #define KRPC_IOC_GET_INFO	_IOWR(KRPC_IOC_MAGIC, 0x00, struct krpc_info)
 #define KRPC_IOC_POOL_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x01, struct krpc_pool_create)
 #define KRPC_IOC_POOL_DESTROY	_IOW(KRPC_IOC_MAGIC, 0x02, struct krpc_handle_arg)
@@ -288,6 +358,7 @@ struct krpc_req_desc {
 #define KRPC_IOC_BUF_FREE	_IOW(KRPC_IOC_MAGIC, 0x04, struct krpc_buf_arg)
 #define KRPC_IOC_LISTEN		_IOWR(KRPC_IOC_MAGIC, 0x05, struct krpc_listen)
 #define KRPC_IOC_CLOSE		_IOW(KRPC_IOC_MAGIC, 0x06, struct krpc_handle_arg)
+#define KRPC_IOC_CQ_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x07, struct krpc_cq_create)
 
 /* ---------------------------------------------------------------------- */
 /* io_uring commands (IORING_OP_URING_CMD, SQE128 + CQE32 rings only) */
@@ -335,13 +406,26 @@ struct krpc_cmd_connect {
  * @timeout_ms:	0: the connection's default; at most KRPC_TIMEOUT_MAX_MS.
  *		Enforced by the kernel: the call completes with -ETIMEDOUT.
  * @reply_max:	largest reply accepted; at most the pool's buf_size
- * @tag:	any value; KRPC_CMD_CANCEL finds the call by it
+ * @tag:	any value; KRPC_CMD_CANCEL finds the call by it, and a
+ *		completion queue entry carries it
+ * @cq:		0, or a completion queue of this file (KRPC_IOC_CQ_CREATE)
+ *		that receives the result as a struct krpc_cqe
+ * @reserved0:	must be 0
  * @reserved:	must be 0
  *
  * Completion: res = reply length or -errno (KRPC_RES2_F_REMOTE: the status
  * came from the server); res2: the reply buffer, now owned by the process,
  * and the reply's offset in it (KRPC_RES2_*).  @buf is owned by the process
  * again, whatever the outcome.
+ *
+ * With @cq, that result (even an immediate error such as -EINVAL) goes to
+ * the queue, and the io_uring completion is 0 at once (submit with
+ * IOSQE_CQE_SKIP_SUCCESS to have none), unless the queue did not take the
+ * command: -EBADF (no such queue) or -EBUSY (the queue's unconsumed
+ * entries plus the commands in flight on it reach its size), and then the
+ * command did nothing.  Commands on a queue are not tied to the ring or
+ * task that submitted them: a dying task does not cancel them; closing
+ * their connection or server, or the file, completes them.
  */
 struct krpc_cmd_call {
 	__u32 conn;
@@ -353,7 +437,9 @@ struct krpc_cmd_call {
 	__u32 timeout_ms;
 	__u32 reply_max;
 	__u64 tag;
-	__u64 reserved[2];
+	__u32 cq;
+	__u32 reserved0;
+	__u64 reserved;
 };
 
 /* No reply: completes (res 0) once the message is sent. */
@@ -387,7 +473,8 @@ struct krpc_cmd_cancel {
  * @status:	REPLY*: 0, or a -errno (-4095..-1) the caller receives;
  *		FETCH: 0
  * @flags:	must be 0
- * @reserved0:	must be 0
+ * @cq:		0, or a completion queue of this file, as krpc_cmd_call.cq
+ * @tag:	any value; with @cq, the tag of the queue entry
  * @reserved:	must be 0
  *
  * FETCH waits on an idle slot for a request.  Completion: res = request
@@ -406,8 +493,9 @@ struct krpc_cmd_slot {
 	__u32 len;
 	__s32 status;
 	__u32 flags;
-	__u32 reserved0;
-	__u64 reserved[2];
+	__u32 cq;
+	__u64 tag;
+	__u64 reserved;
 };
 
 /**

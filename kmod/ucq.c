@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues: the second front end of the command core.
+ *
+ * A queue is a ring of struct krpc_cqe in vmalloc_user() memory that the
+ * process maps read-write.  A CALL or slot command that names a queue is
+ * submitted through io_uring as usual (uring.c hands it here), but its
+ * result is written into the queue by whatever context decides it: the
+ * RDMA completion handler (softirq or a poller thread), the TCP receive
+ * path, or the submitter itself.  That removes io_uring's task-work hop
+ * from the completion path: a process spinning on the tail sees the reply
+ * as soon as the transport does, and one sleeping in poll() is woken
+ * directly.
+ *
+ * No overflow: every command takes an entry when it is submitted
+ * (ucq_reserve(): -EBUSY when unconsumed entries plus reservations reach
+ * the size) and gives it back when it posts.  head is the only field the
+ * kernel reads from the mapping; a head the process lies about can only
+ * make its own submissions fail or its own entries be overwritten.
+ *
+ * Lifetime: the handle table holds one reference; each command on the
+ * queue holds one from submission to posting.  Pages stay valid for the
+ * process until munmap() (remap_vmalloc_range() takes page references).
+ *
+ * Locking: krpc_ucq.lock (innermost; irqsave) guards the kernel's tail and
+ * the reservations; krpc_file.cq_lock guards the file's list of queues.
+ * ucq_post() runs in any context, possibly under krpc_userver.lock.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/poll.h>
+#include <linux/log2.h>
+
+#include "krpc_priv.h"
+#include "ufile.h"
+
+/**
+ * struct krpc_ucq - a completion queue
+ * @obj:	handle
+ * @lock:	@tail, @reserved
+ * @mask:	entries - 1
+ * @tail:	entries posted (the kernel's copy; the mapping's is output)
+ * @reserved:	entries promised to commands in flight
+ * @mem:	the mapping: header, then the entries
+ * @len:	bytes of @mem (page aligned)
+ * @node:	entry in krpc_file.cqs until closed
+ */
+struct krpc_ucq {
+	struct krpc_uobj obj;
+	spinlock_t lock;
+	u32 mask;
+	u32 tail;
+	u32 reserved;
+	void *mem;
+	size_t len;
+	struct list_head node;
+};
+
+static u32 *ucq_head(struct krpc_ucq *cq)
+{
+	return cq->mem + KRPC_CQ_HEAD_OFFSET;
+}
+
+static u32 *ucq_tail(struct krpc_ucq *cq)
+{
+	return cq->mem + KRPC_CQ_TAIL_OFFSET;
+}
+
+static struct krpc_cqe *ucq_cqe(struct krpc_ucq *cq, u32 pos)
+{
+	struct krpc_cqe *cqes = cq->mem + KRPC_CQ_CQES_OFFSET;
+
+	return &cqes[pos & cq->mask];
+}
+
+/*
+ * Unconsumed entries as the process's head says; any u32 is tolerated.
+ * Acquire: the process stores head (release) after it read the entries,
+ * so no entry is rewritten before the process is done with it.
+ */
+static u32 ucq_used(struct krpc_ucq *cq)
+{
+	return cq->tail - smp_load_acquire(ucq_head(cq));
+}
+
+static bool ucq_reserve(struct krpc_ucq *cq)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* 64-bit sum: a lying head must not wrap it into "room". */
+	ok = (u64)ucq_used(cq) + cq->reserved < (u64)cq->mask + 1;
+	if (ok)
+		cq->reserved++;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return ok;
+}
+
+static void ucq_unreserve(struct krpc_ucq *cq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->reserved--;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/* Write one entry and publish it.  Context: any; uses its reservation. */
+static void ucq_post(struct krpc_ucq *cq, u64 tag, s32 res, u64 res2, u32 op)
+{
+	struct krpc_file *kf = cq->obj.kf;
+	struct krpc_cqe *cqe;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = ucq_cqe(cq, cq->tail);
+	WRITE_ONCE(cqe->tag, tag);
+	WRITE_ONCE(cqe->res2, res2);
+	WRITE_ONCE(cqe->res, res);
+	WRITE_ONCE(cqe->cmd_op, op);
+	WRITE_ONCE(cqe->reserved, 0);
+	cq->tail++;
+	/* Entry before tail: pairs with the process's load-acquire. */
+	smp_store_release(ucq_tail(cq), cq->tail);
+	cq->reserved--;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	atomic64_inc(&krpc_stats.ucq_posted);
+	/* wq_has_sleeper(): full barrier against poll()'s check of tail. */
+	if (wq_has_sleeper(&kf->cq_wait))
+		wake_up_interruptible_poll(&kf->cq_wait, EPOLLIN | EPOLLRDNORM);
+}
+
+/* The command's completion reference goes with the entry. */
+static void ucq_complete(struct krpc_ucmd *uc, s32 res, u64 res2)
+{
+	struct krpc_ucq *cq = uc->fe;
+
+	ucq_post(cq, uc->tag, res, res2, uc->op);
+	krpc_uobj_put(&cq->obj);
+	krpc_ucmd_put(uc);
+}
+
+static const struct krpc_ucmd_ops ucq_ops = {
+	.complete = ucq_complete,
+};
+
+static struct krpc_ucq *ucq_get(struct krpc_file *kf, u32 handle)
+{
+	struct krpc_uobj *obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_CQ);
+
+	return obj ? container_of(obj, struct krpc_ucq, obj) : NULL;
+}
+
+/**
+ * krpc_ucq_submit() - run a command whose result goes to a queue
+ * @kf:		the file
+ * @op:		KRPC_CMD_*
+ * @payload:	private kernel copy of the command
+ * @handle:	the queue named by the command (non-zero)
+ * @tag:	the command's tag, for the entry
+ * @nonblock:	the submitter cannot sleep
+ *
+ * Context: process context (io_uring issue).
+ * Return: 0 if the queue took the command (its result is or will be
+ * posted there), or -EBADF, -EBUSY (queue full), -EAGAIN / -ENOMEM with
+ * nothing done.
+ */
+int krpc_ucq_submit(struct krpc_file *kf, u32 op, const void *payload,
+		    u32 handle, u64 tag, bool nonblock)
+{
+	struct krpc_ucmd *uc;
+	struct krpc_ucq *cq;
+	u64 res2;
+	int ret;
+
+	cq = ucq_get(kf, handle);
+	if (!cq)
+		return -EBADF;
+	if (!ucq_reserve(cq)) {
+		ret = -EBUSY;
+		goto out_put_cq;
+	}
+	uc = krpc_ucmd_alloc(nonblock ? GFP_NOWAIT : GFP_KERNEL);
+	if (!uc) {
+		ret = nonblock ? -EAGAIN : -ENOMEM;
+		goto out_unreserve;
+	}
+	krpc_ucmd_init(uc, &ucq_ops, kf, op);
+	uc->fe = cq;			/* the cq reference is the command's */
+	uc->tag = tag;
+	kref_get(&uc->ref);		/* ours, besides the completion's */
+
+	ret = krpc_ucmd_exec(uc, payload, nonblock, &res2);
+	if (ret == -EAGAIN && nonblock) {
+		/* Not run: io_uring retries from a worker. */
+		ucq_unreserve(cq);
+		krpc_uobj_put(&cq->obj);
+		krpc_ucmd_put(uc);
+		krpc_ucmd_put(uc);
+		return -EAGAIN;
+	}
+	if (ret != -EIOCBQUEUED)
+		ucq_complete(uc, ret, res2);
+	krpc_ucmd_put(uc);
+	return 0;
+
+out_unreserve:
+	ucq_unreserve(cq);
+out_put_cq:
+	krpc_uobj_put(&cq->obj);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Set-up */
+
+static void ucq_free(struct krpc_uobj *obj)
+{
+	struct krpc_ucq *cq = container_of(obj, struct krpc_ucq, obj);
+
+	WARN_ON_ONCE(cq->reserved);
+	vfree(cq->mem);
+	kfree(cq);
+	atomic64_dec(&krpc_stats.ucq_live);
+}
+
+long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_cq_create cc;
+	struct krpc_ucq *cq;
+	unsigned long flags;
+	u32 usize;
+	int ret;
+
+	ret = krpc_ioc_copy_in(&cc, sizeof(cc), arg, KRPC_CQ_CREATE_SIZE_VER0,
+			       &usize);
+	if (ret)
+		return ret;
+	if (cc.flags || cc.handle || cc.mmap_offset || cc.mmap_length)
+		return -EINVAL;
+	if (!cc.entries || cc.entries > KRPC_CQ_ENTRIES_MAX ||
+	    !is_power_of_2(cc.entries)) {
+		pr_debug("cq: %u entries is not a power of two up to %u\n",
+			 cc.entries, KRPC_CQ_ENTRIES_MAX);
+		return -EINVAL;
+	}
+
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
+	if (!cq)
+		return -ENOMEM;
+	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->node);
+	cq->mask = cc.entries - 1;
+	cq->len = PAGE_ALIGN(KRPC_CQ_CQES_OFFSET +
+			     (size_t)cc.entries * sizeof(struct krpc_cqe));
+	cq->mem = vmalloc_user(cq->len);
+	if (!cq->mem) {
+		kfree(cq);
+		return -ENOMEM;
+	}
+	*(u32 *)(cq->mem + KRPC_CQ_MASK_OFFSET) = cq->mask;
+	atomic64_inc(&krpc_stats.ucq_live);
+
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	if (kf->nr_cqs >= KRPC_CQS_MAX) {
+		spin_unlock_irqrestore(&kf->cq_lock, flags);
+		ret = -EMFILE;
+		goto out_free;
+	}
+	kf->nr_cqs++;
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+
+	ret = krpc_uobj_add(kf, &cq->obj, KRPC_UOBJ_CQ, ucq_free);
+	if (ret)
+		goto out_uncount;
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	list_add_tail(&cq->node, &kf->cqs);
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+
+	cc.size = min_t(u32, usize, sizeof(cc));
+	cc.handle = cq->obj.handle;
+	cc.mmap_offset = (u64)cq->obj.handle << 32;
+	cc.mmap_length = cq->len;
+	if (copy_to_user(arg, &cc, cc.size)) {
+		/* The handle is live: CLOSE or release reclaims it. */
+		return -EFAULT;
+	}
+	return 0;
+
+out_uncount:
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	kf->nr_cqs--;
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+out_free:
+	ucq_free(&cq->obj);
+	return ret;
+}
+
+/*
+ * CLOSE (or release): the handle is gone; commands still on the queue
+ * post into it and hold it until they do.  Context: process context.
+ */
+void krpc_ucq_close(struct krpc_uobj *obj)
+{
+	struct krpc_ucq *cq = container_of(obj, struct krpc_ucq, obj);
+	struct krpc_file *kf = obj->kf;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	list_del_init(&cq->node);
+	kf->nr_cqs--;
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+}
+
+/* Read-write map of the whole queue.  Context: mmap(). */
+int krpc_ucq_mmap(struct krpc_uobj *obj, struct vm_area_struct *vma)
+{
+	struct krpc_ucq *cq = container_of(obj, struct krpc_ucq, obj);
+
+	if (vma->vm_end - vma->vm_start != cq->len ||
+	    !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTCOPY);
+	return remap_vmalloc_range(vma, cq->mem, 0);
+}
+
+/* poll(): EPOLLIN while a queue of the file holds entries. */
+__poll_t krpc_ucq_poll(struct krpc_file *kf)
+{
+	struct krpc_ucq *cq;
+	unsigned long flags;
+	__poll_t mask = 0;
+
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	list_for_each_entry(cq, &kf->cqs, node) {
+		spin_lock(&cq->lock);
+		if (ucq_used(cq))
+			mask = EPOLLIN | EPOLLRDNORM;
+		spin_unlock(&cq->lock);
+		if (mask)
+			break;
+	}
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+	return mask;
+}
