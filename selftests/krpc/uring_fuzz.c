@@ -4,8 +4,11 @@
  * killed with whatever is still in flight.  Fields are drawn from values
  * that hit the edges (valid handles, other kinds of handles, indexes at and
  * past the pool's end, offsets that wrap, reserved bits, flags) as well as
- * plain random bits.  Pass: no splat (run_tests checks the kernel log),
- * the process dies, every counter returns to zero and krpc unloads.
+ * plain random bits.  A third of the data-path commands name a completion
+ * queue of the file (which then fills up and refuses), and random
+ * KRPC_IOC_CQ_CREATE calls make more.  Pass: no splat (run_tests checks
+ * the kernel log), the process dies, every counter returns to zero (queues
+ * included) and krpc unloads.
  * KRPC_FUZZ_SEED replays a run.
  */
 #include <errno.h>
@@ -22,8 +25,10 @@
 #define PORT	7104
 #define NCMDS	10000
 
-static uint32_t handles[8];
+#define NHANDLES	12
+static uint32_t handles[NHANDLES];
 static unsigned int nhandles;
+static uint32_t cq_handle;	/* a completion queue of the fuzzing file */
 
 static uint32_t rnd32(void)
 {
@@ -88,9 +93,20 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 			c->method = random() % 2 ? M_ECHO : pick(count);
 			c->timeout_ms = random() % 2 ? 100 + random() % 500 :
 				pick(count);
-			memset(&c->reserved, 0, sizeof(c->reserved));
+			c->reserved0 = 0;
+			c->reserved = 0;
+			c->cq = random() % 3 ? 0 : (random() % 4 ? cq_handle :
+							     pick(count));
 			if (random() % 3)
 				c->flags &= KRPC_CALL_F_ALL;
+		} else if (op == KRPC_CMD_FETCH || op == KRPC_CMD_REPLY ||
+			   op == KRPC_CMD_REPLY_FETCH) {
+			struct krpc_cmd_slot *c = (void *)w;
+
+			c->flags = 0;
+			c->reserved = 0;
+			c->cq = random() % 3 ? 0 : cq_handle;
+			c->tag = rnd32();
 		} else if (op == KRPC_CMD_BUF_FREE || op == KRPC_CMD_BUF_ALLOC) {
 			w[1] = random() % 17;
 			w[2] = w[3] = 0;
@@ -111,6 +127,7 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 	static const unsigned long reqs[] = {
 		KRPC_IOC_BUF_ALLOC, KRPC_IOC_BUF_FREE, KRPC_IOC_CLOSE,
 		KRPC_IOC_POOL_DESTROY, KRPC_IOC_POOL_CREATE, KRPC_IOC_GET_INFO,
+		KRPC_IOC_CQ_CREATE,
 	};
 	unsigned int i;
 
@@ -125,7 +142,7 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 		u.b.count = random() % 17;
 		u.b.bufs = (uintptr_t)bufs;
 	}
-	ioctl(k->fd, reqs[random() % 6], &u);
+	ioctl(k->fd, reqs[random() % (sizeof(reqs) / sizeof(reqs[0]))], &u);
 }
 
 TEST(fuzz_10000_commands)
@@ -149,6 +166,7 @@ TEST(fuzz_10000_commands)
 		unsigned int sent = 0, done = 0;
 		uint32_t m = M_ECHO;
 		struct krpc_srv s2;
+		struct krpc_cq cq;
 		struct sockaddr_in sin;
 
 		srandom(seed);
@@ -163,6 +181,10 @@ TEST(fuzz_10000_commands)
 		if (krpc_listen(c.k.fd, &c.pool, (struct sockaddr *)&sin,
 				sizeof(sin), 4, &m, 1, &s2))
 			_exit(4);
+		if (krpc_cq_create(c.k.fd, 16, &cq))
+			_exit(4);
+		cq_handle = cq.handle;
+		handles[nhandles++] = cq.handle;
 		handles[nhandles++] = c.conn;
 		handles[nhandles++] = c.pool.handle;
 		handles[nhandles++] = s2.handle;
@@ -194,13 +216,28 @@ TEST(fuzz_10000_commands)
 				uint32_t rb = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
 
 				/* Handles the fuzzer made become targets too. */
-				if (cqe->res > 0 && nhandles < 8)
+				if (cqe->res > 0 && nhandles < NHANDLES)
 					handles[nhandles++] = cqe->res;
 				if (rb != KRPC_BUF_NONE && random() % 2)
 					krpc_buf_free(c.k.fd, &c.pool, &rb, 1);
 				io_uring_cqe_seen(c.k.ring, cqe);
 				done++;
 			}
+			/* The queue's entries, consumed most of the time. */
+			while (krpc_cq_ready(&cq) && random() % 8) {
+				const struct krpc_cqe *e = krpc_cq_peek(&cq);
+				uint32_t rb = KRPC_RES2_BUF(e->res2);
+
+				if (rb != KRPC_BUF_NONE && random() % 2)
+					krpc_buf_free(c.k.fd, &c.pool, &rb, 1);
+				krpc_cq_advance(&cq, 1);
+				done++;
+			}
+			/* Now and then a head that lies. */
+			if (random() % 64 == 0)
+				*cq.khead = rnd32();
+			else if (random() % 64 == 0)
+				*cq.khead = cq.head;
 		}
 		fprintf(stderr, "fuzz: %u commands, %u completions\n", sent, done);
 		if (write(ready[1], &done, 1) != 1)
@@ -216,6 +253,8 @@ TEST(fuzz_10000_commands)
 	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 10000));
 	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 10000));
 	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 10000));
+	EXPECT_EQ(0, krpc_counter_wait("ucq_live", 0, 10000));
+	EXPECT_LT(0, krpc_counter("ucq_posted"));
 	EXPECT_EQ(0, sh("rmmod krpc"));
 }
 

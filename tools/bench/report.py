@@ -136,7 +136,10 @@ def main():
            "path is the exported API", "driven by ``tools/bench/module/"
            "krpc_bench.c`` (NOSLEEP echo handler, calls resubmitted", "from "
            "their completions), the user path is libkrpc over io_uring with "
-           "the server in a", "second process; *krpc over TCP* is the kernel "
+           "the server in a", "second process (*completion queue*: both sides' calls and fetches "
+           "complete into mapped krpc completion queues, written by the "
+           "completion handlers, instead of the io_uring CQ); *krpc over "
+           "TCP* is the kernel "
            "path on the TCP transport", "(the RDMA runs' address; inside "
            "one guest, TCP delivers it locally).  Each krpc run is 0.5 s of "
            "warm-up and 2 s measured; latency", "percentiles come from a "
@@ -467,16 +470,41 @@ def evidence(d):
         a, c = d.get((plain, 64)), d.get((cq, 64))
         if not (a and c and a.get("lat_p50_us") and c.get("lat_p50_us")):
             continue
+        faster = c["lat_p50_us"] < a["lat_p50_us"]
         notes.append(
-            "- %s against the io_uring CQ, 64 B: p50 %.1f vs %.1f us, "
-            "%.0f vs %.0f calls/s, %.1f vs %.1f us of guest CPU per call.  "
-            "The queue takes the task-work hop out of both completions "
-            "(the server's FETCH, the client's CALL): the entry is written "
-            "by the completion handler itself." % (
+            "- %s against the io_uring CQ, 64 B: p50 %.1f vs %.1f us "
+            "(%+.0f %%), %.0f vs %.0f calls/s, %.1f vs %.1f us of guest CPU "
+            "per call.  The queue takes the task-work hop out of both "
+            "completions (the server's FETCH, the client's CALL): the "
+            "completion handler writes the entry itself.  %s" % (
                 LABEL[cq], c["lat_p50_us"], a["lat_p50_us"],
+                100.0 * (c["lat_p50_us"] / a["lat_p50_us"] - 1),
                 c.get("calls_per_s") or 0, a.get("calls_per_s") or 0,
                 c.get("cpu_us_per_call") or float("nan"),
-                a.get("cpu_us_per_call") or float("nan")))
+                a.get("cpu_us_per_call") or float("nan"),
+                "" if faster else
+                "Here that did not pay: without spinning, each side makes "
+                "two system calls per call (io_uring_enter() to submit, "
+                "poll() to sleep) where the plain ring makes one "
+                "(io_uring_submit_and_wait()), and is woken from the "
+                "completion handler instead of by task work."
+                if plain == "krpc_user_lat" else
+                "Here that did not pay; see the run-to-run spread in "
+                "testing.rst."))
+    c, k = d.get(("krpc_user_cq_busy_lat", 64)), d.get(("krpc_kernel_lat", 64))
+    raw = d.get(("raw_verbs_lat", 64))
+    if c and k and raw and c.get("lat_p50_us") and k.get("lat_p50_us"):
+        notes.append(
+            "- The fastest user path (completion queue, busy polling) is "
+            "%.1f us at 64 B: %.1f us above the kernel path's %.1f us "
+            "(interrupts), %.1fx the raw-verbs round trip.  Both processes "
+            "spin on the guest's %s vCPUs; every message's Soft-RoCE work "
+            "runs inside the sender's io_uring_enter() (bottom halves "
+            "re-enabled after the post) or in ksoftirqd, which then waits "
+            "for a spinning process to give up its vCPU." % (
+                c["lat_p50_us"], c["lat_p50_us"] - k["lat_p50_us"],
+                k["lat_p50_us"], c["lat_p50_us"] / raw["lat_p50_us"],
+                MACHINE_VCPUS[0]))
     tw = next((r for (p, s), r in sorted(d.items()) if p == "twhop"), None)
     if tw and tw.get("hops"):
         run = tw.get("run_p50_us")
