@@ -305,6 +305,9 @@ static void jnum(const char *key, double v)
 		printf(",\"%s\":null", key);
 }
 
+/* Calls that failed outside the measurement (user path): not in stats. */
+static uint64_t unmeasured_errors;
+
 static void report(const struct stats *s, const struct sample *a,
 		   const struct sample *b, double elapsed, long client_rss,
 		   long server_rss, uint64_t pool_bytes)
@@ -333,9 +336,9 @@ static void report(const struct stats *s, const struct sample *a,
 		if (client_rss >= 0)
 			printf(", rss client %ld KiB, server %ld KiB",
 			       client_rss, server_rss);
-		printf("\n  errors %" PRIu64 ", bad replies %" PRIu64 ", copies %lld, data-path registrations %lld\n",
-		       s->errors, s->bad, b->cnt[0] - a->cnt[0],
-		       b->cnt[1] - a->cnt[1]);
+		printf("\n  errors %" PRIu64 " (%" PRIu64 " more outside the measurement), bad replies %" PRIu64 ", copies %lld, data-path registrations %lld\n",
+		       s->errors, unmeasured_errors, s->bad,
+		       b->cnt[0] - a->cnt[0], b->cnt[1] - a->cnt[1]);
 		return;
 	}
 	printf("{\"tool\":\"krpc-bench\",\"transport\":\"%s\",\"path_kind\":\"%s\"",
@@ -344,8 +347,8 @@ static void report(const struct stats *s, const struct sample *a,
 	       o.req, o.reply, o.conns, o.threads);
 	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
 	       o.sqpoll, o.busy, o.defer, o.cq, o.verify);
-	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"bad\":%" PRIu64,
-	       s->calls, s->errors, s->bad);
+	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"unmeasured_errors\":%" PRIu64 ",\"bad\":%" PRIu64,
+	       s->calls, s->errors, unmeasured_errors, s->bad);
 	jnum("elapsed_s", elapsed);
 	jnum("calls_per_s", rate);
 	jnum("mb_per_s", s->bytes / elapsed / 1048576);
@@ -522,12 +525,17 @@ static void freeq_add(struct freeq *q, uint32_t buf)
 		freeq_flush(q);
 }
 
-/* Pool buffers for @slots calls in flight over @conns connections. */
+/*
+ * Pool buffers for @slots calls in flight over @conns connections (@slots
+ * is the sum of their depths).  Per call: the request, the reply held
+ * until a free batch goes out, and the READ target or reply destination
+ * of the next call; per connection depth + 4 posted receives; two free
+ * batches; and the eighth the kernel keeps for receives.
+ */
 static uint32_t pool_count(uint32_t slots, uint32_t conns)
 {
-	/* requests or replies held + receives (depth + 4) + free batches,
-	 * and the eighth the kernel keeps for receives */
-	uint64_t n = 2ULL * slots + 4ULL * conns + 2 * KRPC_CMD_BUFS_MAX + 16;
+	uint64_t n = 3ULL * slots + (uint64_t)slots + 4ULL * conns +
+		     2 * KRPC_CMD_BUFS_MAX + 16;
 
 	n = n * 8 / 7 + 1;
 	return n > KRPC_POOL_COUNT_MAX ? KRPC_POOL_COUNT_MAX : (uint32_t)n;
@@ -717,6 +725,7 @@ struct client {
 	struct stats st;
 	volatile uint64_t progress;	/* calls recorded, read by main */
 	volatile int finished;		/* every slot stopped (errors) */
+	uint64_t unmeasured_errors;	/* failed calls in warm-up or wind-down */
 	int call_err;			/* first failed call */
 	int err;
 };
@@ -859,8 +868,11 @@ static void *client_fn(void *arg)
 			sl = &c->slots[done[j].ud];
 			if (res < 0 && !c->call_err)
 				c->call_err = res;
-			if (res < 0)
+			if (res < 0) {
 				c->st.errors++;
+				if (!recording)
+					c->unmeasured_errors++;
+			}
 			else if (!reply_ok(c, sl, res, res2))
 				c->st.bad++;
 			else if (recording) {
@@ -1048,6 +1060,7 @@ static int run_user(void)
 	for (i = 0; i < o.threads; i++) {
 		pthread_join(clients[i].thread, NULL);
 		stats_add(total, &clients[i].st);
+		unmeasured_errors += clients[i].unmeasured_errors;
 		if (clients[i].call_err)
 			fprintf(stderr, "krpc-bench: client %u: a call failed: %s\n",
 				i, strerror(-clients[i].call_err));
@@ -1060,7 +1073,8 @@ static int run_user(void)
 			     KRPC_POOL_BUF_MAX : 0));
 	if (ret)
 		fprintf(stderr, "krpc-bench: %s\n", strerror(-ret));
-	if (total->errors || total->bad || !total->calls)
+	/* A failure in the warm-up is a failure too, if not measured. */
+	if (total->errors || unmeasured_errors || total->bad || !total->calls)
 		ret = ret ? ret : -EIO;
 out:
 	for (i = 0; i < o.threads; i++)

@@ -26,6 +26,7 @@ n, r = int(sys.argv[1]), json.loads(sys.argv[2])
 lat = [r[k] for k in ("lat_min_us", "lat_p50_us", "lat_p99_us",
                       "lat_p999_us", "lat_max_us")]
 ok = (r["calls"] >= n and r["errors"] == 0 and r["bad"] == 0 and
+      r.get("unmeasured_errors", 0) == 0 and
       r["verify"] == 1 and r["data_path_regs"] == 0 and
       # TCP copies each payload (and counts it); RDMA (and auto, which
       # finds rxe0 here) never does.

@@ -9,7 +9,8 @@ Each input line is one measurement:
   every path: calls_per_s; throughput paths: mb_per_s
   krpc paths (krpc-bench --json) add: copies, data_path_regs, eager, rdv,
   cpu_us_per_call (whole guest), client/server_cpu_us_per_call (user path),
-  client/server_rss_kb, pool_kb, errors, bad
+  client/server_rss_kb, pool_kb, errors, unmeasured_errors (failed calls
+  in warm-up or wind-down), bad
   path "meta": krpc_tcp (0/1), guest_cpus, guest_mem_mb
 
 Usage: report.py RESULTS.jsonl OUTDIR MACHINE-DESCRIPTION [PROFILE-DIR]
@@ -256,7 +257,9 @@ def main():
                              num(r.get("lat_avg_us")), num(r.get("lat_p50_us")),
                              num(r.get("lat_p99_us")), num(r.get("lat_p999_us")),
                              num(r.get("lat_max_us")), cpu, mem,
-                             "%s/%s" % (r.get("errors", "?"), r.get("bad", "?"))])
+                             "%s/%s%s" % (r.get("errors", "?"), r.get("bad", "?"),
+                                          " (+%d unmeasured)" % r["unmeasured_errors"]
+                                          if r.get("unmeasured_errors") else "")])
             doc += [table(["path", "size", "depth", "calls/s", "mean", "p50",
                            "p99", "p99.9", "max",
                            "CPU us/call guest (client / server)",
