@@ -144,14 +144,16 @@ static long krpc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 }
 
 /*
- * The offset names the object: (handle << 32) for a pool (read-write) or
- * a server's request descriptors (read-only); the length must be exact.
+ * The offset names the object: (handle << 32) for a pool (read-write), a
+ * server's request descriptors (read-only) or a completion queue
+ * (read-write); the length must be exact.
  */
 static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct krpc_file *kf = file->private_data;
 	unsigned long shift = 32 - PAGE_SHIFT;
-	struct krpc_uobj *obj;
+	struct krpc_uobj *obj = NULL;
+	unsigned int type;
 	u32 handle;
 	int ret;
 
@@ -160,15 +162,26 @@ static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 	if ((vma->vm_pgoff >> shift) > U32_MAX)
 		return -EINVAL;
 	handle = vma->vm_pgoff >> shift;
-	obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_POOL);
-	if (obj) {
+	for (type = KRPC_UOBJ_POOL; type <= KRPC_UOBJ_CQ; type++) {
+		obj = krpc_uobj_get(kf, handle, type);
+		if (obj)
+			break;
+	}
+	switch (obj ? type : 0) {
+	case KRPC_UOBJ_POOL:
 		ret = krpc_upool_mmap(container_of(obj, struct krpc_upool, obj),
 				      vma);
-	} else if ((obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_SERVER))) {
+		break;
+	case KRPC_UOBJ_SERVER:
 		ret = krpc_userver_mmap((struct krpc_userver *)obj, vma);
-	} else if ((obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_CQ))) {
+		break;
+	case KRPC_UOBJ_CQ:
 		ret = krpc_ucq_mmap(obj, vma);
-	} else {
+		break;
+	default:
+		/* A connection has nothing to map. */
+		if (obj)
+			krpc_uobj_put(obj);
 		return -EINVAL;
 	}
 	krpc_uobj_put(obj);

@@ -187,6 +187,10 @@ TEST_F(ucq, create_and_mmap_are_validated)
 				   PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 				   cc.mmap_offset));
 	EXPECT_EQ(0, munmap(p, cc.mmap_length));
+	/* A connection has nothing to map. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+				   (off_t)self->c.conn << 32));
+	EXPECT_EQ(EINVAL, errno);
 
 	/* At most KRPC_CQS_MAX per file (the fixture holds one). */
 	for (n = 0; n < (int)KRPC_CQS_MAX - 1; n++)
