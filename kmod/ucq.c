@@ -164,7 +164,8 @@ static struct krpc_ucq *ucq_get(struct krpc_file *kf, u32 handle)
  *
  * Context: process context (io_uring issue).
  * Return: 0 if the queue took the command (its result is or will be
- * posted there), or -EBADF, -EBUSY (queue full), -EAGAIN / -ENOMEM with
+ * posted there), or -EBADF, -EBUSY (queue full), -EAGAIN (no memory
+ * without sleeping: io_uring retries from a worker) / -ENOMEM with
  * nothing done.
  */
 int krpc_ucq_submit(struct krpc_file *kf, u32 op, const void *payload,
@@ -192,15 +193,12 @@ int krpc_ucq_submit(struct krpc_file *kf, u32 op, const void *payload,
 	uc->tag = tag;
 	kref_get(&uc->ref);		/* ours, besides the completion's */
 
+	/*
+	 * CALL and the slot commands never wait, so @nonblock changes
+	 * nothing for them: an -EAGAIN here (a full backlog) is the
+	 * command's result, as through the io_uring CQ.
+	 */
 	ret = krpc_ucmd_exec(uc, payload, nonblock, &res2);
-	if (ret == -EAGAIN && nonblock) {
-		/* Not run: io_uring retries from a worker. */
-		ucq_unreserve(cq);
-		krpc_uobj_put(&cq->obj);
-		krpc_ucmd_put(uc);
-		krpc_ucmd_put(uc);
-		return -EAGAIN;
-	}
 	if (ret != -EIOCBQUEUED)
 		ucq_complete(uc, ret, res2);
 	krpc_ucmd_put(uc);
