@@ -152,8 +152,7 @@ static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct krpc_file *kf = file->private_data;
 	unsigned long shift = 32 - PAGE_SHIFT;
-	struct krpc_uobj *obj = NULL;
-	unsigned int type;
+	struct krpc_uobj *obj;
 	u32 handle;
 	int ret;
 
@@ -162,12 +161,10 @@ static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 	if ((vma->vm_pgoff >> shift) > U32_MAX)
 		return -EINVAL;
 	handle = vma->vm_pgoff >> shift;
-	for (type = KRPC_UOBJ_POOL; type <= KRPC_UOBJ_CQ; type++) {
-		obj = krpc_uobj_get(kf, handle, type);
-		if (obj)
-			break;
-	}
-	switch (obj ? type : 0) {
+	obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_ANY);
+	if (!obj)
+		return -EINVAL;
+	switch (obj->type) {
 	case KRPC_UOBJ_POOL:
 		ret = krpc_upool_mmap(container_of(obj, struct krpc_upool, obj),
 				      vma);
@@ -179,10 +176,8 @@ static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = krpc_ucq_mmap(obj, vma);
 		break;
 	default:
-		/* A connection has nothing to map. */
-		if (obj)
-			krpc_uobj_put(obj);
-		return -EINVAL;
+		ret = -EINVAL;	/* a connection has nothing to map */
+		break;
 	}
 	krpc_uobj_put(obj);
 	return ret;

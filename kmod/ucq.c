@@ -74,13 +74,13 @@ static struct krpc_cqe *ucq_cqe(struct krpc_ucq *cq, u32 pos)
 	return &cqes[pos & cq->mask];
 }
 
-/*
- * Unconsumed entries as the process's head says; any u32 is tolerated.
- * Acquire: the process stores head (release) after it read the entries,
- * so no entry is rewritten before the process is done with it.
- */
+/* Unconsumed entries as the process's head says; any u32 is tolerated. */
 static u32 ucq_used(struct krpc_ucq *cq)
 {
+	/*
+	 * Acquire: the process stores head (release) after it read the
+	 * entries, so no entry is rewritten before it is done with them.
+	 */
 	return cq->tail - smp_load_acquire(ucq_head(cq));
 }
 
@@ -261,21 +261,21 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 	*(u32 *)(cq->mem + KRPC_CQ_MASK_OFFSET) = cq->mask;
 	atomic64_inc(&krpc_stats.ucq_live);
 
+	/* On the list before it has a handle: poll() may look, no harm. */
 	spin_lock_irqsave(&kf->cq_lock, flags);
-	if (kf->nr_cqs >= KRPC_CQS_MAX) {
-		spin_unlock_irqrestore(&kf->cq_lock, flags);
+	if (kf->nr_cqs < KRPC_CQS_MAX) {
+		kf->nr_cqs++;
+		list_add_tail(&cq->node, &kf->cqs);
+	} else {
 		ret = -EMFILE;
-		goto out_free;
 	}
-	kf->nr_cqs++;
 	spin_unlock_irqrestore(&kf->cq_lock, flags);
-
+	if (ret)
+		goto out_free;
+	cq->obj.kf = kf;
 	ret = krpc_uobj_add(kf, &cq->obj, KRPC_UOBJ_CQ, ucq_free);
 	if (ret)
-		goto out_uncount;
-	spin_lock_irqsave(&kf->cq_lock, flags);
-	list_add_tail(&cq->node, &kf->cqs);
-	spin_unlock_irqrestore(&kf->cq_lock, flags);
+		goto out_close;
 
 	cc.size = min_t(u32, usize, sizeof(cc));
 	cc.handle = cq->obj.handle;
@@ -287,18 +287,17 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 	}
 	return 0;
 
-out_uncount:
-	spin_lock_irqsave(&kf->cq_lock, flags);
-	kf->nr_cqs--;
-	spin_unlock_irqrestore(&kf->cq_lock, flags);
+out_close:
+	krpc_ucq_close(&cq->obj);
 out_free:
 	ucq_free(&cq->obj);
 	return ret;
 }
 
 /*
- * CLOSE (or release): the handle is gone; commands still on the queue
- * post into it and hold it until they do.  Context: process context.
+ * CLOSE (or release, or a create that failed): off the file's list; the
+ * handle is gone, and commands still on the queue post into it and hold
+ * it until they do.  Context: process context.
  */
 void krpc_ucq_close(struct krpc_uobj *obj)
 {

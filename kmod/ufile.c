@@ -165,7 +165,7 @@ int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
  * krpc_uobj_get() - look a handle up
  * @kf:		the file
  * @handle:	from userspace, unchecked
- * @type:	KRPC_UOBJ_* wanted
+ * @type:	KRPC_UOBJ_* wanted, or KRPC_UOBJ_ANY
  *
  * Context: any context.
  * Return: the object with a new reference, or NULL.
@@ -179,7 +179,8 @@ struct krpc_uobj *krpc_uobj_get(struct krpc_file *kf, u32 handle,
 		return NULL;
 	rcu_read_lock();
 	obj = xa_load(&kf->objs, handle);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+	if (obj && ((type && obj->type != type) ||
+		    !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj;

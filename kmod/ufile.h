@@ -64,9 +64,10 @@ struct krpc_req;
 struct krpc_ucmd;
 struct sockaddr_storage;
 
-/* Kinds of objects behind a handle. */
+/* Kinds of objects behind a handle (KRPC_UOBJ_ANY: lookups of any kind). */
 enum krpc_uobj_type {
-	KRPC_UOBJ_POOL = 1,
+	KRPC_UOBJ_ANY = 0,
+	KRPC_UOBJ_POOL,
 	KRPC_UOBJ_CONN,
 	KRPC_UOBJ_SERVER,
 	KRPC_UOBJ_CQ,

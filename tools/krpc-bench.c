@@ -484,15 +484,6 @@ static void use_cq(struct io_uring_sqe *sqe, struct krpc_cq *cq, uint64_t tag)
 		die("krpc_sqe_set_cq: not a data-path command");
 }
 
-static unsigned int cq_entries(uint32_t slots)
-{
-	unsigned int n = 8;
-
-	while (n < slots && n < KRPC_CQ_ENTRIES_MAX)
-		n <<= 1;
-	return n;
-}
-
 /* Buffers handed back to the kernel in batches through the ring. */
 struct freeq {
 	struct krpc *k;
@@ -534,21 +525,24 @@ static void freeq_add(struct freeq *q, uint32_t buf)
  */
 static uint32_t pool_count(uint32_t slots, uint32_t conns)
 {
-	uint64_t n = 3ULL * slots + (uint64_t)slots + 4ULL * conns +
-		     2 * KRPC_CMD_BUFS_MAX + 16;
+	uint64_t n = 4ULL * slots + 4ULL * conns + 2 * KRPC_CMD_BUFS_MAX + 16;
 
 	n = n * 8 / 7 + 1;
 	return n > KRPC_POOL_COUNT_MAX ? KRPC_POOL_COUNT_MAX : (uint32_t)n;
 }
 
-static unsigned int ring_entries(uint32_t slots)
+/* A ring or queue size: a power of two from 8, @want or more, @max at most. */
+static unsigned int pow2_entries(uint32_t want, unsigned int max)
 {
 	unsigned int n = 8;
 
-	while (n < slots + 2 * KRPC_CMD_BUFS_MAX && n < 4096)
+	while (n < want && n < max)
 		n <<= 1;
 	return n;
 }
+
+/* SQ entries for @slots commands in flight plus two free batches. */
+#define ring_entries(slots)	pow2_entries((slots) + 2 * KRPC_CMD_BUFS_MAX, 4096)
 
 /* ---------------------------------------------------------------------- */
 /* User path: server */
@@ -585,7 +579,9 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 	if (ret)
 		return ret;
 	if (o.cq) {
-		ret = krpc_cq_create(s->k.fd, cq_entries(nr_slots), &s->cq);
+		ret = krpc_cq_create(s->k.fd,
+				     pow2_entries(nr_slots, KRPC_CQ_ENTRIES_MAX),
+				     &s->cq);
 		if (ret)
 			return ret;
 	}
@@ -794,7 +790,9 @@ static int client_setup(struct client *c)
 	if (ret)
 		return ret;
 	if (o.cq) {
-		ret = krpc_cq_create(c->k.fd, cq_entries(c->nr_slots), &c->cq);
+		ret = krpc_cq_create(c->k.fd,
+				     pow2_entries(c->nr_slots, KRPC_CQ_ENTRIES_MAX),
+				     &c->cq);
 		if (ret)
 			return ret;
 	}
