@@ -35,6 +35,7 @@ const char *const krpc_stat_names[KRPC_STAT_NR] = {
 	[KRPC_STAT_DP_REGS]		= "dp_regs",
 	[KRPC_STAT_COPIES]		= "copies",
 	[KRPC_STAT_RX_PAUSES]		= "rx_pauses",
+	[KRPC_STAT_CREDIT_MSGS]		= "credit_msgs",
 };
 
 static_assert(sizeof(struct krpc_conn_stats) == KRPC_STAT_NR * sizeof(u64));

@@ -281,6 +281,9 @@ enum krpc_conn_state {
  *		it held its bound of live requests (2 x depth), holding the
  *		peer back by TCP's window until a request is freed; 0 over
  *		RDMA, where posted receives bound the requests
+ * @credit_msgs: RDMA: CREDIT messages sent, each returning credits that
+ *		could not wait for a call or reply (the peer ran low, or the
+ *		connection was idle); 0 over TCP
  */
 struct krpc_conn_stats {
 	u64 calls;
@@ -301,6 +304,7 @@ struct krpc_conn_stats {
 	u64 dp_regs;
 	u64 copies;
 	u64 rx_pauses;
+	u64 credit_msgs;
 };
 
 /**

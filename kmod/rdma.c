@@ -452,6 +452,26 @@ static int sctx_post_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 }
 
 /*
+ * An explicit credit update is due when the peer runs low: it holds about
+ * nr_recv - starved - grant_pending credits (less those in flight), so
+ * when grant_pending + starved reaches half the receives, as brpc's pure
+ * ACK does.  Otherwise credits ride on the next call or reply.  The
+ * update must return at least 2: its own receive costs the peer one, so
+ * updates answering updates die out.  A lower threshold let one depth-1
+ * echo settle into a CREDIT message after every request and every reply
+ * (the receive of the peer's CREDIT plus the next call reached it).
+ */
+static bool credit_update_due(struct krpc_rdma_conn *rc)
+{
+	if (!rc->grant_pending)
+		return false;
+	if (rc->want_credit)
+		return true;
+	return rc->grant_pending >= 2 &&
+	       rc->grant_pending + rc->starved >= rc->credit_thresh;
+}
+
+/*
  * Push out whatever resources allow: control messages first (they are
  * small and return credits or keep the connection alive), then queued
  * work in order, then an explicit credit update if credits piled up.
@@ -483,10 +503,10 @@ void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc)
 		}
 		list_del_init(&sctx->node);
 	}
-	if (rc->grant_pending &&
-	    (rc->want_credit || rc->grant_pending >= rc->credit_thresh) &&
-	    !post_ctrl_locked(rc, KRPC_MSG_CREDIT, 0))
+	if (credit_update_due(rc) && !post_ctrl_locked(rc, KRPC_MSG_CREDIT, 0)) {
+		krpc_conn_stat_inc(rc->conn, KRPC_STAT_CREDIT_MSGS);
 		rc->want_credit = false;
+	}
 }
 
 /* ---------------------------------------------------------------------- */

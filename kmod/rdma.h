@@ -155,7 +155,7 @@ struct krpc_rx {
  * @peer_credits: receives the peer has (largest @send_credits can be)
  * @recv_posted: receives posted
  * @grant_pending: receives posted but not yet announced to the peer
- * @credit_thresh: @grant_pending that triggers an explicit credit update
+ * @credit_thresh: @grant_pending + @starved that makes a credit update due
  * @starved:	ring entries without a buffer
  * @free_sctx:	idle send contexts
  * @nr_free_sctx: entries on @free_sctx

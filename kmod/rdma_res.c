@@ -318,14 +318,14 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	krpc_conn_lock(conn);
 	rc->sq_avail = rc->sq_size;
 	/*
-	 * At least 2: the receive of a credit update is itself a credit to
-	 * return, and with a threshold of 1 two idle sides would bounce
-	 * credit updates back and forth for ever (each one eating a credit
-	 * the next call needs).  With 2 or more, every update carries at
-	 * least as many credits as it costs and the echo dies out; the
-	 * keepalive timer returns what stays below the threshold.
+	 * Half the receives (see credit_update_due()), and at least 3: with
+	 * 2, a depth-1 connection whose replies leave after the next receive
+	 * (the user path) answers every CREDIT with one.  At most nr_recv - 2
+	 * (nr_recv is at least 5), so withheld credits never leave the peer
+	 * below the 2 it needs to send; the keepalive timer returns what
+	 * stays below the threshold.
 	 */
-	rc->credit_thresh = max_t(u32, 2, rc->nr_recv / 8);
+	rc->credit_thresh = max_t(u32, 3, DIV_ROUND_UP(rc->nr_recv, 2));
 	for (i = 0; i < rc->nr_recv; i++) {
 		struct krpc_rx *rx = &rc->rx[i];
 

@@ -3,13 +3,15 @@
  * Userspace client <-> userspace server over /dev/krpc and io_uring, on
  * rings set up in each supported way: echo of every size from 0 to the
  * buffer size, checked byte for byte; thousands of calls in flight from
- * one ring, each completed exactly once; kernel-enforced timeouts; CANCEL.
+ * one ring, each completed exactly once; kernel-enforced timeouts; CANCEL;
+ * credits returned on calls and replies, without CREDIT messages.
  * The server runs in a thread on a /dev/krpc file and ring of its own.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uring_lib.h"
@@ -140,6 +142,46 @@ TEST_F_TIMEOUT(uecho, thousands_in_flight, 600)
 	/* Every request buffer came back with its completion. */
 	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, tx, NDATA));
 	EXPECT_EQ(N, self->srv.served);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Credits ride on calls and replies: one echo at a time needs no CREDIT
+ * message but those of the keepalive timer, at most one per side per tick
+ * (half of ka_interval_ms, here 50 ms).  A server's reply leaves after its
+ * next receive; when updates were due at 2 credits owed, a tick's update
+ * made the peer owe 2 (the update's receive and the next call's) and each
+ * side then sent a CREDIT after every call or reply.
+ */
+TEST_F_TIMEOUT(uecho, credits_ride_on_calls_and_replies, 300)
+{
+	long long before, after, t0, ms, allowed;
+	unsigned int i;
+
+	if (self->c.transport != KRPC_TRANSPORT_RDMA)
+		SKIP(return, "credits are RDMA's (TCP has the socket's window)");
+	ASSERT_EQ(0, sh("echo 50 > /sys/module/krpc/parameters/ka_interval_ms"));
+	/* The connection's timer, armed for 500 ms, re-reads the interval. */
+	usleep(600 * 1000);
+	before = krpc_counter("conn_credit_msgs");
+	ASSERT_LE(0, before);
+	t0 = now_ms();
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(0, echo_once(&self->c, i, 64));
+	ms = now_ms() - t0;
+	after = krpc_counter("conn_credit_msgs");
+	allowed = 2 * (ms / 25 + 2);
+	TH_LOG("1000 echoes in %lld ms: %lld CREDIT messages (at most %lld)",
+	       ms, after - before, allowed);
+	EXPECT_LE(after - before, allowed);
+	EXPECT_EQ(0, self->srv.err);
 }
 
 TEST_F(uecho, timeout_is_enforced_by_the_kernel)

@@ -8,6 +8,8 @@ Each input line is one measurement:
   latency paths: lat_avg_us, lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us
   every path: calls_per_s; throughput paths: mb_per_s
   krpc paths (krpc-bench --json) add: copies, data_path_regs, eager, rdv,
+  mr_grants, rnr_naks, credit_stalls, retries, credit_msgs, pool_empty
+  (counter deltas over the measurement, both sides),
   cpu_us_per_call (whole guest), client/server_cpu_us_per_call (user path),
   client/server_rss_kb, pool_kb, errors, unmeasured_errors (failed calls
   in warm-up or wind-down), bad
@@ -392,18 +394,24 @@ def targets(d, krows):
 def evidence(d):
     """What this run measured that explains the latency targets."""
     notes = []
-    for path in ("krpc_kernel_lat", "krpc_user_lat"):
+    for path in ("krpc_kernel_lat", "krpc_user_lat", "krpc_user_cq_busy_lat"):
         r = d.get((path, 64))
         if r and r.get("calls") and "credit_stalls" in r:
             msgs = (r.get("eager") or 0) + (r.get("rdv") or 0)
+            credit = ""
+            if "credit_msgs" in r:
+                credit = ", %.3f CREDIT messages" % (
+                    r["credit_msgs"] / max(msgs, 1))
             notes.append(
                 "- %s, 64 B, one call in flight: %.2f credit stalls and %.2f "
-                "delayed sends per message (%s messages, both sides), "
+                "delayed sends per message%s (%s messages, both sides), "
                 "%s pool-empty events.  With one call in flight no message "
-                "should wait for a credit: each stall is a send parked until "
-                "a credit message comes back." % (
+                "should wait for a credit, and credits ride on the calls and "
+                "replies: each stall is a send parked until a credit message "
+                "comes back, each CREDIT message one more message through "
+                "Soft-RoCE." % (
                     LABEL[path], r["credit_stalls"] / max(msgs, 1),
-                    r.get("retries", 0) / max(msgs, 1), msgs,
+                    r.get("retries", 0) / max(msgs, 1), credit, msgs,
                     r.get("pool_empty", "n/a")))
     k, u = d.get(("krpc_kernel_lat", 64)), d.get(("krpc_user_lat", 64))
     if k and u and k.get("lat_p50_us") and u.get("lat_p50_us"):
