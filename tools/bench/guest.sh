@@ -147,9 +147,20 @@ satdepth() {	# outstanding calls that saturate the link at SIZE
 # poll_set USECS: krpc's poll_usecs for the connections made from now on
 poll_us=50
 poll_set() { echo "$1" > /sys/module/krpc/parameters/poll_usecs; }
+# krpc_load PARAMS...: (re)load krpc.ko; poll_threads is read at load.
+krpc_load() {
+	rmmod krpc_bench 2> /dev/null
+	! lsmod | grep -q '^krpc ' || rmmod krpc || return 1
+	insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 "$@"
+}
+# Polled CQs are measured with one poller thread (the default) and, at
+# the smallest size, with one per vCPU, as brpc and nvme-rdma poll per
+# core: each side's CQ then has a poller (the least loaded one) and both
+# spin at once, as ib_send_lat's two processes do.
+pollers=$(nproc)
 
 krpc_tcp=0
-insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 || echo "bench: krpc.ko did not load"
+krpc_load || echo "bench: krpc.ko did not load"
 "$bench" --caps | grep -q '"tcp"' && krpc_tcp=1
 [ $krpc_tcp = 1 ] || echo "bench: krpc over TCP: not measured (no TCP transport in this build)"
 part=${BENCH_PART:-all}
@@ -169,7 +180,7 @@ for size in $sizes; do
 	kbench krpc_kernel_lat "$size" 1 -p kernel || echo "bench: krpc kernel $size failed"
 	kbench krpc_kernel_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel depth $sat $size failed"
 	# Polled CQs (poll_usecs): connections made while it is set are
-	# reaped by a krpc_poll thread, as raw verbs busy-poll their CQ.
+	# reaped by the krpc_poll threads, as raw verbs busy-poll their CQ.
 	poll_set $poll_us
 	kbench krpc_kernel_poll_lat "$size" 1 -p kernel || echo "bench: krpc kernel polled $size failed"
 	kbench krpc_kernel_poll_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel polled depth $sat $size failed"
@@ -199,6 +210,22 @@ for size in $sizes; do
 		kbench krpc_tcp_bw "$size" "$sat" -p kernel -t tcp || echo "bench: krpc tcp depth $sat $size failed"
 	fi
 done
+
+# Polled CQs with a poller per vCPU, at the smallest size; then krpc as
+# before (one poller) for the sweep and the probes.
+if [ "$pollers" -gt 1 ]; then
+	if krpc_load poll_threads="$pollers"; then
+		poll_set $poll_us
+		kbench krpc_kernel_pollcpu_lat "$1" 1 -p kernel ||
+			echo "bench: krpc kernel, a poller per vCPU, $1 failed"
+		kbench krpc_kernel_pollcpu_bw "$1" "$(satdepth "$1")" -p kernel ||
+			echo "bench: krpc kernel, a poller per vCPU, depth $(satdepth "$1") $1 failed"
+		poll_set 0
+	else
+		echo "bench: krpc.ko with poll_threads=$pollers did not load"
+	fi
+	krpc_load || echo "bench: krpc.ko did not load again"
+fi
 
 # Throughput against depth at the smallest size.
 for depth in ${DEPTHS:-1 4 16 64}; do

@@ -30,6 +30,7 @@ LAT_PATHS = [
     ("raw_verbs_lat_event", "raw verbs, event mode (ib_send_lat -e)"),
     ("krpc_kernel_lat", "krpc kernel path"),
     ("krpc_kernel_poll_lat", "krpc kernel path, polled CQs"),
+    ("krpc_kernel_pollcpu_lat", "krpc kernel path, polled CQs, a poller per vCPU"),
     ("krpc_user_lat", "krpc user path"),
     ("krpc_user_defer_lat", "krpc user path, DEFER_TASKRUN"),
     ("krpc_user_sqpoll_lat", "krpc user path, SQPOLL"),
@@ -44,6 +45,7 @@ BW_PATHS = [
     ("raw_verbs_bw", "raw verbs SEND stream (ib_send_bw)"),
     ("krpc_kernel_bw", "krpc kernel path"),
     ("krpc_kernel_poll_bw", "krpc kernel path, polled CQs"),
+    ("krpc_kernel_pollcpu_bw", "krpc kernel path, polled CQs, a poller per vCPU"),
     ("krpc_user_bw", "krpc user path"),
     ("krpc_user_cq_bw", "krpc user path, completion queue"),
     ("krpc_tcp_bw", "krpc over TCP, kernel path"),
@@ -320,8 +322,8 @@ def targets(d, krows):
 
     rows = []
     raw, raw_ev = p50("raw_verbs_lat"), p50("raw_verbs_lat_event")
-    kerns = [(p50(p), p) for p in ("krpc_kernel_lat", "krpc_kernel_poll_lat")
-             if p50(p)]
+    kerns = [(p50(p), p) for p in ("krpc_kernel_lat", "krpc_kernel_poll_lat",
+                                   "krpc_kernel_pollcpu_lat") if p50(p)]
     if raw and kerns:
         kern, p = min(kerns)
         rows.append(["kernel-path p50 at 64 B <= 1.2x busy-polling raw",
@@ -350,7 +352,8 @@ def targets(d, krows):
                          raw_ev, plain / raw_ev),
                      verdict(plain < raw_ev, plain)])
     bw = d.get(("raw_verbs_bw", 64))
-    for paths in (("krpc_kernel_bw", "krpc_kernel_poll_bw"),
+    for paths in (("krpc_kernel_bw", "krpc_kernel_poll_bw",
+                   "krpc_kernel_pollcpu_bw"),
                   ("krpc_user_bw", "krpc_user_cq_bw")):
         runs = [(d[(p, 64)]["calls_per_s"], p) for p in paths
                 if d.get((p, 64), {}).get("calls_per_s")]
@@ -461,6 +464,25 @@ def evidence(d):
                 "Soft-RoCE, %.1f us of krpc." % (poll, poll * rxe / 100.0,
                                                  poll * krpc / 100.0)
                 if poll else ""))
+    one, per = [d.get((p, 64), {}).get("lat_p50_us")
+                for p in ("krpc_kernel_poll_lat", "krpc_kernel_pollcpu_lat")]
+    if one and per:
+        notes.append(
+            "- Polled CQs with a poller per vCPU against one poller, 64 B, "
+            "one call in flight: p50 %.1f vs %.1f us.  %s" % (
+                per, one,
+                "Each side's CQ has its own poller spinning on its own "
+                "vCPU, as ib_send_lat's two processes do: a completion is "
+                "reaped as soon as Soft-RoCE writes it, while the sender's "
+                "vCPU still finishes the ACK and the send completion."
+                if per < one else
+                "The pollers hold every vCPU.  Where Soft-RoCE runs its "
+                "requester and responder from a workqueue (``rxe_wq`` in "
+                "newer kernels) rather than in softirq (6.1's tasklets, "
+                "which run when a poller re-enables bottom halves), its "
+                "kworkers wait for a vCPU that the pollers give up only at "
+                "cond_resched().  Pollers per core want a core for "
+                "Soft-RoCE besides."))
     b, bp = d.get(("krpc_user_busy_lat", 64)), d.get(("krpc_user_busy_poll_lat", 64))
     if b and bp and b.get("lat_p50_us") and bp.get("lat_p50_us"):
         notes.append(
