@@ -457,9 +457,7 @@ static int sctx_post_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
  * when grant_pending + starved reaches half the receives, as brpc's pure
  * ACK does.  Otherwise credits ride on the next call or reply.  The
  * update must return at least 2: its own receive costs the peer one, so
- * updates answering updates die out.  A lower threshold let one depth-1
- * echo settle into a CREDIT message after every request and every reply
- * (the receive of the peer's CREDIT plus the next call reached it).
+ * updates answering updates die out (the threshold: krpc_rdma_setup()).
  */
 static bool credit_update_due(struct krpc_rdma_conn *rc)
 {

@@ -150,7 +150,9 @@ poll_set() { echo "$1" > /sys/module/krpc/parameters/poll_usecs; }
 # krpc_load PARAMS...: (re)load krpc.ko; poll_threads is read at load.
 krpc_load() {
 	rmmod krpc_bench 2> /dev/null
-	! lsmod | grep -q '^krpc ' || rmmod krpc || return 1
+	if lsmod | grep -q '^krpc '; then
+		rmmod krpc || return 1
+	fi
 	insmod "$KRPC_BUILD/kmod/krpc.ko" pool_large=64 "$@"
 }
 # Polled CQs are measured with one poller thread (the default) and, at
@@ -215,11 +217,12 @@ done
 # before (one poller) for the sweep and the probes.
 if [ "$pollers" -gt 1 ]; then
 	if krpc_load poll_threads="$pollers"; then
+		sat=$(satdepth "$1")
 		poll_set $poll_us
 		kbench krpc_kernel_pollcpu_lat "$1" 1 -p kernel ||
 			echo "bench: krpc kernel, a poller per vCPU, $1 failed"
-		kbench krpc_kernel_pollcpu_bw "$1" "$(satdepth "$1")" -p kernel ||
-			echo "bench: krpc kernel, a poller per vCPU, depth $(satdepth "$1") $1 failed"
+		kbench krpc_kernel_pollcpu_bw "$1" "$sat" -p kernel ||
+			echo "bench: krpc kernel, a poller per vCPU, depth $sat $1 failed"
 		poll_set 0
 	else
 		echo "bench: krpc.ko with poll_threads=$pollers did not load"

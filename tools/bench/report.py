@@ -464,18 +464,17 @@ def evidence(d):
                 "Soft-RoCE, %.1f us of krpc." % (poll, poll * rxe / 100.0,
                                                  poll * krpc / 100.0)
                 if poll else ""))
-    one, per = [d.get((p, 64), {}).get("lat_p50_us")
-                for p in ("krpc_kernel_poll_lat", "krpc_kernel_pollcpu_lat")]
-    if one and per:
+    per = d.get(("krpc_kernel_pollcpu_lat", 64), {}).get("lat_p50_us")
+    if poll and per:
         notes.append(
             "- Polled CQs with a poller per vCPU against one poller, 64 B, "
             "one call in flight: p50 %.1f vs %.1f us.  %s" % (
-                per, one,
+                per, poll,
                 "Each side's CQ has its own poller spinning on its own "
                 "vCPU, as ib_send_lat's two processes do: a completion is "
                 "reaped as soon as Soft-RoCE writes it, while the sender's "
                 "vCPU still finishes the ACK and the send completion."
-                if per < one else
+                if per < poll else
                 "The pollers hold every vCPU.  Where Soft-RoCE runs its "
                 "requester and responder from a workqueue (``rxe_wq`` in "
                 "newer kernels) rather than in softirq (6.1's tasklets, "
