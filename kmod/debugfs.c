@@ -44,6 +44,9 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(tcp_zc_sends);
 	STAT(cq_polled);
 	STAT(poll_sleeps);
+	STAT(poll_defers);
+	STAT(busy_polled);
+	STAT(ucq_busy_polls);
 	STAT(ucq_posted);
 	STAT(ucq_live);
 	STAT(pools);

@@ -97,6 +97,9 @@ struct krpc_global_stats {
 	atomic64_t tcp_zc_sends;	/* TCP payloads sent by reference */
 	atomic64_t cq_polled;		/* completions reaped by pollers */
 	atomic64_t poll_sleeps;		/* pollers that armed their CQs and slept */
+	atomic64_t poll_defers;		/* poller ticks left to busy pollers */
+	atomic64_t busy_polled;		/* completions reaped by processes */
+	atomic64_t ucq_busy_polls;	/* KRPC_IOC_CQ_POLL calls */
 	atomic64_t ucq_posted;		/* entries written to completion queues */
 	atomic64_t ucq_live;		/* completion queues allocated */
 	atomic64_t pools;
@@ -178,6 +181,10 @@ int krpc_device_show(struct seq_file *m, void *unused);
 void krpc_rdma_device_removal(struct list_head *node);
 /* Stop the poller threads (rdma_poll.c), once every connection is gone. */
 void krpc_rdma_poll_exit(void);
+/* Busy polling of the polled CQs by a process (rdma_poll.c). */
+void krpc_rdma_busy_poll_begin(void);
+void krpc_rdma_busy_poll_end(void);
+int krpc_rdma_busy_poll(void);
 
 /* ---------------------------------------------------------------------- */
 /* Connections (conn.c) */

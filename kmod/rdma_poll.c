@@ -14,6 +14,17 @@
  * signals.  The spin trades CPU time for latency: it is off unless asked
  * for.
  *
+ * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
+ * for its completion queue reaps the polled CQs itself, in its own
+ * context, as a socket's busy polling runs NAPI from recvmsg().  The
+ * receive completion is then handled as soon as the device posts it, on
+ * the waiter's CPU: no interrupt, no tasklet queued behind the sender's
+ * work, no poller thread that needs a CPU of its own.  While processes do
+ * that, and for KRPC_BUSY_GRACE after, the pollers leave their CQs
+ * unarmed, do not spin, and look once a tick (NAPI's deferred interrupts
+ * with a flush timeout do the same): a poller woken per completion would
+ * take the CPU the process spins on.
+ *
  * Context: completion handlers run in the poller's process context with
  * bottom halves disabled, so they see what a softirq handler sees (they
  * must not sleep; conn->lock is a _bh lock).  Locking: pollers_lock
@@ -31,6 +42,8 @@
 
 #define KRPC_POLL_BATCH		16	/* work completions per ib_poll_cq() */
 #define KRPC_POLL_BUDGET	64	/* per CQ per pass */
+/* Jiffies after the last busy-polling process that pollers still defer. */
+#define KRPC_BUSY_GRACE		2
 
 /**
  * struct krpc_poller - one polling thread
@@ -65,6 +78,22 @@ struct krpc_pcq {
 static DEFINE_MUTEX(pollers_lock);	/* @pollers, @nr_pollers */
 static struct krpc_poller *pollers;
 static unsigned int nr_pollers;
+/*
+ * Pollers a busy-polling process may use: published (release) once all
+ * started, cleared only at module exit, when no file is open.
+ */
+static unsigned int nr_live;
+
+/* Processes in KRPC_IOC_CQ_POLL now, and jiffies when one last left. */
+static atomic_t busy_pollers = ATOMIC_INIT(0);
+static unsigned long busy_last;
+
+/* Processes reap the CQs now or did so a moment ago. */
+static bool busy_recent(void)
+{
+	return atomic_read(&busy_pollers) ||
+	       time_before(jiffies, READ_ONCE(busy_last) + KRPC_BUSY_GRACE);
+}
 
 /* Reap up to @budget completions of @pcq, as __ib_process_cq() does. */
 static int poll_cq(struct krpc_poller *p, struct krpc_pcq *pcq, int budget)
@@ -136,6 +165,12 @@ static int poller_fn(void *data)
 		if (n) {
 			atomic64_add(n, &krpc_stats.cq_polled);
 			last = local_clock();
+		} else if (busy_recent()) {
+			/* Processes reap: stay unarmed, look again next tick. */
+			mutex_unlock(&p->lock);
+			atomic64_inc(&krpc_stats.poll_defers);
+			schedule_timeout_idle(1);
+			continue;
 		} else if (local_clock() - last >= spin) {
 			/* Idle for poll_usecs: arm, then sleep. */
 			set_current_state(TASK_IDLE);
@@ -175,6 +210,7 @@ static void pollers_stop_locked(void)
 	unsigned int i;
 
 	lockdep_assert_held(&pollers_lock);
+	WRITE_ONCE(nr_live, 0);
 	for (i = 0; i < nr_pollers; i++) {
 		WARN_ON_ONCE(pollers[i].nr_cqs);
 		kthread_stop(pollers[i].task);
@@ -210,6 +246,8 @@ static int pollers_start_locked(void)
 		nr_pollers++;
 		wake_up_process(p->task);
 	}
+	/* Pairs with krpc_rdma_busy_poll(): @pollers is complete. */
+	smp_store_release(&nr_live, nr_pollers);
 	return 0;
 
 out_stop:
@@ -295,6 +333,60 @@ void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc)
 	kfree(pcq);
 	rc->pcq = NULL;
 	rc->cq = NULL;
+}
+
+/**
+ * krpc_rdma_busy_poll_begin - a process starts busy polling
+ *
+ * Pollers stop arming their CQs until KRPC_BUSY_GRACE after the matching
+ * krpc_rdma_busy_poll_end().
+ */
+void krpc_rdma_busy_poll_begin(void)
+{
+	atomic_inc(&busy_pollers);
+}
+
+/** krpc_rdma_busy_poll_end - the process is done busy polling */
+void krpc_rdma_busy_poll_end(void)
+{
+	WRITE_ONCE(busy_last, jiffies);
+	atomic_dec(&busy_pollers);
+}
+
+/**
+ * krpc_rdma_busy_poll - reap the polled CQs once, in the caller's context
+ *
+ * A poller whose lock is taken (by its thread or another process) is
+ * skipped: that context is reaping its CQs already.
+ *
+ * Context: process context, between krpc_rdma_busy_poll_begin() and
+ * krpc_rdma_busy_poll_end(); completion handlers run with bottom halves
+ * disabled, as in a poller thread.
+ * Return: completions reaped.
+ */
+int krpc_rdma_busy_poll(void)
+{
+	struct krpc_pcq *pcq;
+	struct krpc_poller *p;
+	unsigned int i, n;
+	int done = 0;
+
+	/* Acquire: pairs with pollers_start_locked(); @pollers is whole. */
+	n = smp_load_acquire(&nr_live);
+
+	for (i = 0; i < n; i++) {
+		p = &pollers[i];
+		if (!mutex_trylock(&p->lock))
+			continue;
+		local_bh_disable();
+		list_for_each_entry(pcq, &p->cqs, node)
+			done += poll_cq(p, pcq, KRPC_POLL_BUDGET);
+		local_bh_enable();
+		mutex_unlock(&p->lock);
+	}
+	if (done)
+		atomic64_add(done, &krpc_stats.busy_polled);
+	return done;
 }
 
 /* Module exit, after every connection is gone: stop the pollers. */

@@ -31,6 +31,8 @@
 #include <linux/vmalloc.h>
 #include <linux/poll.h>
 #include <linux/log2.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
 
 #include "krpc_priv.h"
 #include "ufile.h"
@@ -324,6 +326,78 @@ int krpc_ucq_mmap(struct krpc_uobj *obj, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTCOPY);
 	return remap_vmalloc_range(vma, cq->mem, 0);
+}
+
+/* Unconsumed entries, at most the size; no lock (a snapshot). */
+static u32 ucq_ready(struct krpc_ucq *cq)
+{
+	/* Acquire on head: as ucq_used(). */
+	return min(READ_ONCE(cq->tail) - smp_load_acquire(ucq_head(cq)),
+		   cq->mask + 1);
+}
+
+/**
+ * krpc_ucq_poll_ioctl() - KRPC_IOC_CQ_POLL: spin until a queue has entries
+ * @kf:		the file
+ * @arg:	struct krpc_cq_poll
+ *
+ * Reaps the polled CQs (rdma_poll.c) while it waits, so the completion
+ * that posts the entry runs here, on this CPU.  Gives the CPU up when the
+ * scheduler asks, as the pollers do.
+ *
+ * Context: process context (ioctl); no locks held.
+ * Return: the queue's unconsumed entries, 0 when the time ran out first,
+ * -EINTR, -EBADF, -EINVAL, -EFAULT or -E2BIG.
+ */
+long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_cq_poll cp;
+	struct krpc_ucq *cq;
+	u32 usize, ready;
+	long ret = 0;
+	u64 end;
+
+	ret = krpc_ioc_copy_in(&cp, sizeof(cp), arg, KRPC_CQ_POLL_SIZE_VER0,
+			       &usize);
+	if (ret)
+		return ret;
+	if (cp.flags)
+		return -EINVAL;
+	if (!cp.usecs || cp.usecs > KRPC_CQ_POLL_USECS_MAX) {
+		pr_debug("cq poll: %u us is not in 1..%u\n", cp.usecs,
+			 KRPC_CQ_POLL_USECS_MAX);
+		return -EINVAL;
+	}
+	cq = ucq_get(kf, cp.handle);
+	if (!cq)
+		return -EBADF;
+
+	end = local_clock() + (u64)cp.usecs * NSEC_PER_USEC;
+	krpc_rdma_busy_poll_begin();
+	for (;;) {
+		ready = ucq_ready(cq);
+		if (ready)
+			break;
+		if (krpc_rdma_busy_poll()) {
+			ready = ucq_ready(cq);
+			if (ready)
+				break;
+		}
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (local_clock() >= end)
+			break;
+		if (need_resched())
+			cond_resched();
+		else
+			cpu_relax();
+	}
+	krpc_rdma_busy_poll_end();
+	krpc_uobj_put(&cq->obj);
+	atomic64_inc(&krpc_stats.ucq_busy_polls);
+	return ret ? ret : ready;
 }
 
 /* poll(): EPOLLIN while a queue of the file holds entries. */

@@ -252,6 +252,8 @@ long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,
 		return ioc_close(kf, arg);
 	case KRPC_IOC_CQ_CREATE:
 		return krpc_ucq_create_ioctl(kf, arg);
+	case KRPC_IOC_CQ_POLL:
+		return krpc_ucq_poll_ioctl(kf, arg);
 	default:
 		return -ENOTTY;
 	}

@@ -330,6 +330,7 @@ int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 int krpc_ucq_submit(struct krpc_file *kf, u32 op, const void *payload,
 		    u32 handle, u64 tag, bool nonblock);
 long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg);
+long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg);
 void krpc_ucq_close(struct krpc_uobj *obj);
 int krpc_ucq_mmap(struct krpc_uobj *obj, struct vm_area_struct *vma);
 __poll_t krpc_ucq_poll(struct krpc_file *kf);

@@ -279,6 +279,22 @@ int krpc_cq_destroy(int fd, struct krpc_cq *cq)
 	return ret;
 }
 
+int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs)
+{
+	struct krpc_cq_poll cp;
+	uint32_t n = krpc_cq_ready(cq);
+	int ret;
+
+	if (n)
+		return n;
+	memset(&cp, 0, sizeof(cp));
+	cp.size = sizeof(cp);
+	cp.handle = cq->handle;
+	cp.usecs = usecs;
+	ret = ioctl(fd, KRPC_IOC_CQ_POLL, &cp);
+	return ret < 0 ? -errno : ret;
+}
+
 int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };

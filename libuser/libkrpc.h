@@ -294,6 +294,24 @@ static inline void krpc_cq_advance(struct krpc_cq *cq, uint32_t n)
  */
 int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms);
 
+/**
+ * krpc_cq_busy_poll() - spin in the kernel until @cq has entries
+ * @fd:		/dev/krpc
+ * @cq:		the queue
+ * @usecs:	longest spin, 1..KRPC_CQ_POLL_USECS_MAX
+ *
+ * KRPC_IOC_CQ_POLL: the kernel reaps polled connections' completions in
+ * the caller's context while it waits (module parameter poll_usecs makes
+ * connections polled), so a reply is handled on this CPU the moment the
+ * device posts it.  Returns at once, without a system call, when @cq has
+ * entries already.
+ *
+ * Return: unconsumed entries of @cq, 0 when @usecs passed without one,
+ * -EINTR, or another -errno (-ENOTTY: a module without
+ * KRPC_FEAT_CQ_POLL).
+ */
+int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs);
+
 /* ---------------------------------------------------------------------- */
 /* The ring */
 

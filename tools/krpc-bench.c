@@ -61,7 +61,7 @@ static struct opts {
 	uint32_t depth, conns, threads;
 	double duration, warmup, progress;
 	uint64_t calls;
-	int json, verify, sqpoll, busy, defer, cq;
+	int json, verify, sqpoll, busy, defer, cq, kpoll;
 	uint32_t free_batch;
 	const char *addr;
 	uint16_t port;
@@ -345,8 +345,8 @@ static void report(const struct stats *s, const struct sample *a,
 	       transport_names[o.transport], o.kernel ? "kernel" : "user");
 	printf(",\"req_size\":%u,\"reply_size\":%u,\"conns\":%u,\"threads\":%u",
 	       o.req, o.reply, o.conns, o.threads);
-	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
-	       o.sqpoll, o.busy, o.defer, o.cq, o.verify);
+	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"kernel_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
+	       o.sqpoll, o.busy, o.kpoll, o.defer, o.cq, o.verify);
 	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"unmeasured_errors\":%" PRIu64 ",\"bad\":%" PRIu64,
 	       s->calls, s->errors, unmeasured_errors, s->bad);
 	jnum("elapsed_s", elapsed);
@@ -439,7 +439,8 @@ static unsigned int collect(struct krpc *k, struct krpc_cq *cq,
 
 /*
  * Submit what is queued and wait for completions: spin with --busy-poll
- * until there is one, else sleep once in the kernel (io_uring_enter(), or
+ * until there is one (in the kernel, reaping the polled CQs, with
+ * --kernel-poll), else sleep once in the kernel (io_uring_enter(), or
  * poll() on /dev/krpc and the ring with --cq).  Return how many (0 after
  * a wait cut short by a signal), or -errno.
  */
@@ -461,9 +462,15 @@ static int reap(struct krpc *k, struct krpc_cq *cq, struct compl *out)
 	if (n)
 		return n;
 	if (o.busy) {
-		while (!(n = collect(k, cq, out)))
+		while (!(n = collect(k, cq, out))) {
 			if (stop_flag || stopping)
 				return -EAGAIN;
+			if (!o.kpoll)
+				continue;
+			ret = krpc_cq_busy_poll(k->fd, cq, 1000);
+			if (ret < 0 && ret != -EINTR)
+				return ret;
+		}
 		return n;
 	}
 	if (cq) {
@@ -1304,6 +1311,8 @@ static void usage(int status)
 "  -w, --warmup S      seconds of load before measuring       [1]\n"
 "      --sqpoll        SQPOLL rings (user path, both sides)\n"
 "      --busy-poll     spin on the completion queue (user path, both sides)\n"
+"      --kernel-poll   spin in the kernel (KRPC_IOC_CQ_POLL), reaping polled\n"
+"                      connections' completions; implies --busy-poll, needs --cq\n"
 "      --defer         DEFER_TASKRUN + SINGLE_ISSUER rings (user path, both sides)\n"
 "      --cq            calls and fetches complete into krpc completion queues,\n"
 "                      not the io_uring CQ (user path, both sides)\n"
@@ -1344,6 +1353,7 @@ int main(int argc, char **argv)
 		{ "progress", 1, 0, 5 }, { "module", 1, 0, 6 },
 		{ "caps", 0, 0, 7 }, { "free-batch", 1, 0, 8 },
 		{ "defer", 0, 0, 9 }, { "cq", 0, 0, 10 },
+		{ "kernel-poll", 0, 0, 11 },
 		{ "addr", 1, 0, 'a' },
 		{ "port", 1, 0, 'P' }, { "mode", 1, 0, 'm' },
 		{ "help", 0, 0, 'h' }, { 0 },
@@ -1386,6 +1396,7 @@ int main(int argc, char **argv)
 		case 2: o.busy = 1; break;
 		case 9: o.defer = 1; break;
 		case 10: o.cq = 1; break;
+		case 11: o.kpoll = o.busy = 1; break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;
@@ -1409,6 +1420,7 @@ int main(int argc, char **argv)
 	if (optind != argc || !o.depth || !o.conns || !o.threads ||
 	    o.duration <= 0 || o.warmup < 0 ||
 	    (o.defer && (o.sqpoll || o.busy || o.cq)) || /* defer reaps in enter() */
+	    (o.kpoll && !o.cq) ||
 	    (o.cq && o.conns * o.depth > KRPC_CQ_ENTRIES_MAX))
 		usage(2);
 	if (o.reply == UINT32_MAX)

@@ -8,8 +8,11 @@
  * in the queue, refusals (-EBADF, -EBUSY) in the io_uring CQ; a full queue
  * refuses until the process consumes; a lying head only hurts the liar;
  * poll(); a queue closed, or a process killed, with commands in flight;
- * a server whose FETCHes and REPLY_FETCHes complete into a queue.  After
- * each test every counter is back to zero (ucq_live included).
+ * a server whose FETCHes and REPLY_FETCHes complete into a queue; busy
+ * polling in the kernel (KRPC_IOC_CQ_POLL): its validation, its timeout
+ * and signal returns, and echoes whose completions the waiting process
+ * reaps itself.  After each test every counter is back to zero (ucq_live
+ * included).
  */
 #include <errno.h>
 #include <poll.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -395,6 +399,118 @@ TEST_F(ucq, poll_reports_entries)
 	ASSERT_EQ(0, cq_get(self->c.k.fd, &self->cq, &e, 0));
 	EXPECT_EQ(9, e.tag);
 	EXPECT_EQ(0, poll(&p, 1, 0));
+}
+
+static int cq_poll_ioctl(int fd, uint32_t size, uint32_t flags,
+			 uint32_t handle, uint32_t usecs)
+{
+	struct krpc_cq_poll cp = { .size = size, .flags = flags,
+				   .handle = handle, .usecs = usecs };
+	int ret = ioctl(fd, KRPC_IOC_CQ_POLL, &cp);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+TEST_F(ucq, busy_poll_is_validated)
+{
+	const uint32_t sz = sizeof(struct krpc_cq_poll);
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	int fd = self->c.k.fd;
+	struct krpc_cqe e;
+
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, KRPC_CQ_POLL_SIZE_VER0 - 1, 0,
+					 self->cq.handle, 1000));
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 1, self->cq.handle, 1000));
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 0, self->cq.handle, 0));
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 0, self->cq.handle,
+					 KRPC_CQ_POLL_USECS_MAX + 1));
+	EXPECT_EQ(-EBADF, cq_poll_ioctl(fd, sz, 0, 0, 1000));
+	EXPECT_EQ(-EBADF, cq_poll_ioctl(fd, sz, 0, self->cq.handle + 1000, 1000));
+	/* A pool's handle is not a queue's. */
+	EXPECT_EQ(-EBADF, cq_poll_ioctl(fd, sz, 0, self->c.pool.handle, 1000));
+
+	/* Nothing comes: the time runs out. */
+	EXPECT_EQ(0, cq_poll_ioctl(fd, sz, 0, self->cq.handle, 2000));
+	EXPECT_EQ(0, krpc_cq_busy_poll(fd, &self->cq, 2000));
+
+	/* A signal ends the spin (no SA_RESTART). */
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	EXPECT_EQ(-EINTR, krpc_cq_busy_poll(fd, &self->cq,
+					    KRPC_CQ_POLL_USECS_MAX));
+	EXPECT_EQ(0, sigaction(SIGALRM, &old, NULL));
+
+	/* An entry: counted, left for the process to consume. */
+	ASSERT_EQ(0, call_cq(&self->c, &self->cq, self->cq.handle, M_ECHO,
+			     KRPC_BUF_NONE, 0, 11));
+	ASSERT_EQ(1, krpc_cq_wait(fd, &self->cq, 10000));
+	EXPECT_EQ(1, cq_poll_ioctl(fd, sz, 0, self->cq.handle, 1000));
+	EXPECT_EQ(1, krpc_cq_busy_poll(fd, &self->cq, 1000));
+	ASSERT_EQ(0, cq_get(fd, &self->cq, &e, 0));
+	EXPECT_EQ(11, e.tag);
+	EXPECT_EQ(0, e.res);
+}
+
+/*
+ * Connections made while poll_usecs is set have polled CQs; a process
+ * spinning in KRPC_IOC_CQ_POLL reaps them itself (busy_polled counts the
+ * completions it handled), and the echoes stay byte for byte.
+ */
+TEST_F(ucq, busy_poll_reaps_completions_in_the_waiter)
+{
+	long long reaped = krpc_counter("busy_polled");
+	struct echo_clnt c2;
+	struct krpc_cq cq;
+	struct krpc_cqe e;
+	uint32_t i, tx, len;
+	int n, spins;
+
+	ASSERT_EQ(0, sh("echo 1 > /sys/module/krpc/parameters/poll_usecs"));
+	ASSERT_EQ(0, clnt_start(&c2, TEST_ADDR, PORT, 64, variant->ring_flags,
+				16));
+	ASSERT_EQ(0, sh("echo 0 > /sys/module/krpc/parameters/poll_usecs"));
+	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
+	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
+	for (i = 0; i < 200; i++) {
+		len = (i * 7919) % (BUF_SIZE + 1);
+		fill(krpc_pool_buf(&c2.pool, tx), i, len);
+		ASSERT_EQ(0, call_cq(&c2, &cq, cq.handle, M_ECHO,
+				     len ? tx : KRPC_BUF_NONE, len, 2000 + i));
+		for (spins = 0; !(n = krpc_cq_busy_poll(c2.k.fd, &cq, 100000)) &&
+		     spins < 100; spins++)
+			;
+		ASSERT_EQ(1, n) TH_LOG("call %u: %d after %d spins", i, n, spins);
+		ASSERT_EQ(0, cq_get(c2.k.fd, &cq, &e, 0));
+		EXPECT_EQ(2000 + i, e.tag);
+		ASSERT_EQ((int)len, e.res) TH_LOG("echo %u of %u bytes", i, len);
+		if (len) {
+			uint32_t rb = KRPC_RES2_BUF(e.res2);
+
+			ASSERT_NE(KRPC_BUF_NONE, rb);
+			EXPECT_EQ(-1, check_pattern((char *)krpc_pool_buf(&c2.pool, rb) +
+						    KRPC_RES2_OFFSET(e.res2), i, len));
+			EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &rb, 1));
+		}
+	}
+	/*
+	 * Four completions a call (two per side); the spinning client
+	 * reaps most, the pollers' once-a-tick look the rest.  TCP has no
+	 * CQ: the spin only watches the queue.
+	 */
+	if (c2.transport == KRPC_TRANSPORT_TCP) {
+		EXPECT_EQ(reaped, krpc_counter("busy_polled"));
+	} else {
+		EXPECT_GE(krpc_counter("busy_polled"), reaped + 200);
+	}
+	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
+	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
+	clnt_stop(&c2);
 }
 
 TEST_F(ucq, closing_with_calls_in_flight)

@@ -186,8 +186,16 @@ for size in $sizes; do
 	poll_set $poll_us
 	kbench krpc_kernel_poll_lat "$size" 1 -p kernel || echo "bench: krpc kernel polled $size failed"
 	kbench krpc_kernel_poll_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel polled depth $sat $size failed"
-	[ "$size" = "$first" ] && { kbench krpc_user_busy_poll_lat "$size" 1 --busy-poll ||
-		echo "bench: krpc user busy-poll, polled CQs $size failed"; }
+	if [ "$size" = "$first" ]; then
+		kbench krpc_user_busy_poll_lat "$size" 1 --busy-poll ||
+			echo "bench: krpc user busy-poll, polled CQs $size failed"
+		# The waiting process reaps the polled CQs itself, in the
+		# kernel (KRPC_IOC_CQ_POLL), as socket busy polling runs NAPI.
+		kbench krpc_user_cq_kpoll_lat "$size" 1 --cq --kernel-poll ||
+			echo "bench: krpc user cq kernel busy-poll $size failed"
+		kbench krpc_user_cq_kpoll_bw "$size" "$sat" --cq --kernel-poll ||
+			echo "bench: krpc user cq kernel busy-poll depth $sat $size failed"
+	fi
 	poll_set 0
 	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
 	if [ "$size" -le 65536 ]; then

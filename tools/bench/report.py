@@ -38,6 +38,7 @@ LAT_PATHS = [
     ("krpc_user_busy_poll_lat", "krpc user path, busy polling, polled CQs"),
     ("krpc_user_cq_lat", "krpc user path, completion queue"),
     ("krpc_user_cq_busy_lat", "krpc user path, completion queue, busy polling"),
+    ("krpc_user_cq_kpoll_lat", "krpc user path, completion queue, kernel busy polling"),
     ("krpc_tcp_lat", "krpc over TCP, kernel path"),
     ("tcp_pingpong", "TCP ping-pong (sockperf)"),
 ]
@@ -48,6 +49,7 @@ BW_PATHS = [
     ("krpc_kernel_pollcpu_bw", "krpc kernel path, polled CQs, a poller per vCPU"),
     ("krpc_user_bw", "krpc user path"),
     ("krpc_user_cq_bw", "krpc user path, completion queue"),
+    ("krpc_user_cq_kpoll_bw", "krpc user path, completion queue, kernel busy polling"),
     ("krpc_tcp_bw", "krpc over TCP, kernel path"),
     ("tcp_stream", "TCP stream (sockperf throughput)"),
 ]
@@ -302,6 +304,11 @@ def main():
         f.write("\n".join(doc))
 
 
+def cpu(r):
+    """Guest CPU time per call of a run, NaN when not measured."""
+    return r.get("cpu_us_per_call") or float("nan")
+
+
 def how(path):
     """How a krpc row ran, for the targets table: its label minus the path."""
     label = LABEL[path].replace(", saturating depth", "")
@@ -332,7 +339,8 @@ def targets(d, krows):
                      verdict(kern <= 1.2 * raw, kern)])
     fast = [(p50(p), p) for p in ("krpc_user_sqpoll_lat", "krpc_user_busy_lat",
                                   "krpc_user_busy_poll_lat",
-                                  "krpc_user_cq_busy_lat") if p50(p)]
+                                  "krpc_user_cq_busy_lat",
+                                  "krpc_user_cq_kpoll_lat") if p50(p)]
     if raw and fast:
         v, p = min(fast)
         rows.append(["user-path p50 at 64 B, SQPOLL or busy polling, "
@@ -354,7 +362,7 @@ def targets(d, krows):
     bw = d.get(("raw_verbs_bw", 64))
     for paths in (("krpc_kernel_bw", "krpc_kernel_poll_bw",
                    "krpc_kernel_pollcpu_bw"),
-                  ("krpc_user_bw", "krpc_user_cq_bw")):
+                  ("krpc_user_bw", "krpc_user_cq_bw", "krpc_user_cq_kpoll_bw")):
         runs = [(d[(p, 64)]["calls_per_s"], p) for p in paths
                 if d.get((p, 64), {}).get("calls_per_s")]
         if bw and runs and bw.get("calls_per_s"):
@@ -436,8 +444,8 @@ def evidence(d):
                 "%s vCPUs where Soft-RoCE itself runs in softirq (ksoftirqd), "
                 "so polling takes CPU time from the transport it waits "
                 "for." % (LABEL[path], r["lat_p50_us"], u["lat_p50_us"],
-                          r.get("cpu_us_per_call") or float("nan"),
-                          u.get("cpu_us_per_call") or float("nan"),
+                          cpu(r),
+                          cpu(u),
                           MACHINE_VCPUS[0]))
     bd = next((r for (p, s), r in sorted(d.items()) if p == "breakdown"), None)
     poll = d.get(("krpc_kernel_poll_lat", 64), {}).get("lat_p50_us")
@@ -489,8 +497,8 @@ def evidence(d):
             "against %.1f us with interrupts, %.1f against %.1f us of guest "
             "CPU per call.  %s" % (
                 bp["lat_p50_us"], b["lat_p50_us"],
-                bp.get("cpu_us_per_call") or float("nan"),
-                b.get("cpu_us_per_call") or float("nan"),
+                cpu(bp),
+                cpu(b),
                 "A third spinner (the poller) on %s vCPUs takes turns with "
                 "the two spinning processes.  Polled CQs are for hosts with "
                 "a core to give them." % MACHINE_VCPUS[0]
@@ -512,8 +520,8 @@ def evidence(d):
                 LABEL[cq], c["lat_p50_us"], a["lat_p50_us"],
                 100.0 * (c["lat_p50_us"] / a["lat_p50_us"] - 1),
                 c.get("calls_per_s") or 0, a.get("calls_per_s") or 0,
-                c.get("cpu_us_per_call") or float("nan"),
-                a.get("cpu_us_per_call") or float("nan"),
+                cpu(c),
+                cpu(a),
                 "" if faster else
                 "Here that did not pay: without spinning, each side makes "
                 "two system calls per call (io_uring_enter() to submit, "
@@ -537,6 +545,28 @@ def evidence(d):
                 c["lat_p50_us"], c["lat_p50_us"] - k["lat_p50_us"],
                 k["lat_p50_us"], c["lat_p50_us"] / raw["lat_p50_us"],
                 MACHINE_VCPUS[0]))
+    kp, cb = d.get(("krpc_user_cq_kpoll_lat", 64)), d.get(("krpc_user_cq_busy_lat", 64))
+    if kp and cb and kp.get("lat_p50_us") and cb.get("lat_p50_us"):
+        kbw, cbw = d.get(("krpc_user_cq_kpoll_bw", 64)), d.get(("krpc_user_cq_bw", 64))
+        notes.append(
+            "- Busy polling in the kernel (``KRPC_IOC_CQ_POLL``, polled "
+            "CQs) against spinning on the mapped queue, 64 B, one call in "
+            "flight: p50 %.1f vs %.1f us, %.1f vs %.1f us of guest CPU per "
+            "call%s.  The waiting process reaps its connections' CQs "
+            "itself, so a reply is handled on its vCPU as soon as "
+            "Soft-RoCE posts the receive, not after the sender's vCPU has "
+            "run the ACK and the send completion and its CQ tasklet; "
+            "the pollers stay unarmed meanwhile and take no vCPU.  What "
+            "is left against raw verbs is two system calls per message "
+            "(io_uring_enter() to submit, the poll) and krpc's own work." % (
+                kp["lat_p50_us"], cb["lat_p50_us"],
+                cpu(kp),
+                cpu(cb),
+                "; at depth %d, %.0f vs %.0f calls/s" % (
+                    kbw.get("depth", 0), kbw["calls_per_s"],
+                    cbw["calls_per_s"])
+                if kbw and cbw and kbw.get("calls_per_s") and
+                cbw.get("calls_per_s") else ""))
     tw = next((r for (p, s), r in sorted(d.items()) if p == "twhop"), None)
     if tw and tw.get("hops"):
         run = tw.get("run_p50_us")

@@ -51,15 +51,17 @@
  *			krpc_listen.transport, pools without an RDMA device
  * KRPC_FEAT_CQ:	completion queues: KRPC_IOC_CQ_CREATE, mmap of a queue,
  *			krpc_cmd_call.cq and krpc_cmd_slot.cq, poll()
+ * KRPC_FEAT_CQ_POLL:	KRPC_IOC_CQ_POLL: busy polling in the kernel
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
 #define KRPC_FEAT_SERVER	(1ULL << 2)
 #define KRPC_FEAT_TCP		(1ULL << 3)
 #define KRPC_FEAT_CQ		(1ULL << 4)
+#define KRPC_FEAT_CQ_POLL	(1ULL << 5)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
 				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP | \
-				 KRPC_FEAT_CQ)
+				 KRPC_FEAT_CQ | KRPC_FEAT_CQ_POLL)
 
 /*
  * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
@@ -320,6 +322,38 @@ struct krpc_cq_create {
 
 #define KRPC_CQ_CREATE_SIZE_VER0	32
 
+/* Longest spin of one KRPC_IOC_CQ_POLL. */
+#define KRPC_CQ_POLL_USECS_MAX	100000U
+
+/**
+ * struct krpc_cq_poll - KRPC_IOC_CQ_POLL: busy-poll for a queue's entries
+ * @size:	sizeof(struct krpc_cq_poll) as the caller knows it
+ * @flags:	must be 0
+ * @handle:	a completion queue of this file
+ * @usecs:	longest spin, 1..KRPC_CQ_POLL_USECS_MAX microseconds
+ *
+ * Spins in the kernel until the queue holds an unconsumed entry, reaping
+ * the completions of polled connections (module parameter poll_usecs) in
+ * the caller's context meanwhile, as a socket's busy polling runs NAPI:
+ * the receive completion that decides a call is handled the moment the
+ * device posts it, on the caller's CPU, instead of after the interrupt
+ * or a poller thread gets a CPU.  While processes busy-poll, poller
+ * threads stop spinning and leave their CQs unarmed, looking once a tick
+ * (see Documentation/userspace-api.rst).
+ *
+ * Return: the queue's unconsumed entries (at most its size); 0 when
+ * @usecs passed without one; -EINTR when a signal is pending; -EBADF,
+ * -EINVAL.
+ */
+struct krpc_cq_poll {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 usecs;
+};
+
+#define KRPC_CQ_POLL_SIZE_VER0		16
+
 /*
  * Layout of a mapped completion queue: the ring header at offset 0, the
  * entries from KRPC_CQ_CQES_OFFSET.  The kernel writes entry
@@ -359,6 +393,7 @@ struct krpc_cqe {
 #define KRPC_IOC_LISTEN		_IOWR(KRPC_IOC_MAGIC, 0x05, struct krpc_listen)
 #define KRPC_IOC_CLOSE		_IOW(KRPC_IOC_MAGIC, 0x06, struct krpc_handle_arg)
 #define KRPC_IOC_CQ_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x07, struct krpc_cq_create)
+#define KRPC_IOC_CQ_POLL	_IOW(KRPC_IOC_MAGIC, 0x08, struct krpc_cq_poll)
 
 /* ---------------------------------------------------------------------- */
 /* io_uring commands (IORING_OP_URING_CMD, SQE128 + CQE32 rings only) */
