@@ -127,7 +127,7 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 	static const unsigned long reqs[] = {
 		KRPC_IOC_BUF_ALLOC, KRPC_IOC_BUF_FREE, KRPC_IOC_CLOSE,
 		KRPC_IOC_POOL_DESTROY, KRPC_IOC_POOL_CREATE, KRPC_IOC_GET_INFO,
-		KRPC_IOC_CQ_CREATE,
+		KRPC_IOC_CQ_CREATE, KRPC_IOC_CQ_POLL,
 	};
 	unsigned int i;
 
