@@ -184,7 +184,7 @@ void krpc_rdma_poll_exit(void);
 /* Busy polling of the polled CQs by a process (rdma_poll.c). */
 void krpc_rdma_busy_poll_begin(void);
 void krpc_rdma_busy_poll_end(void);
-int krpc_rdma_busy_poll(void);
+int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg);
 
 /* ---------------------------------------------------------------------- */
 /* Connections (conn.c) */

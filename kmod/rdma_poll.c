@@ -355,32 +355,47 @@ void krpc_rdma_busy_poll_end(void)
 
 /**
  * krpc_rdma_busy_poll - reap the polled CQs once, in the caller's context
+ * @stop:	checked after each completion: true ends the pass
+ * @arg:	for @stop
  *
- * A poller whose lock is taken (by its thread or another process) is
- * skipped: that context is reaping its CQs already.
+ * One completion per ib_poll_cq(), so that the pass can end as soon as
+ * the caller's wait is over: what it leaves (another connection's
+ * completions, this one's send completions behind the reply) is reaped by
+ * the next pass, the caller's or another process's, off the path of the
+ * reply.  A poller whose lock is taken (by its thread or another process)
+ * is skipped: that context is reaping its CQs already.
  *
  * Context: process context, between krpc_rdma_busy_poll_begin() and
  * krpc_rdma_busy_poll_end(); completion handlers run with bottom halves
  * disabled, as in a poller thread.
  * Return: completions reaped.
  */
-int krpc_rdma_busy_poll(void)
+int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
 {
 	struct krpc_pcq *pcq;
 	struct krpc_poller *p;
-	unsigned int i, n;
+	unsigned int i, n, k;
+	bool over = false;
 	int done = 0;
 
 	/* Acquire: pairs with pollers_start_locked(); @pollers is whole. */
 	n = smp_load_acquire(&nr_live);
-
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !over; i++) {
 		p = &pollers[i];
 		if (!mutex_trylock(&p->lock))
 			continue;
 		local_bh_disable();
-		list_for_each_entry(pcq, &p->cqs, node)
-			done += poll_cq(p, pcq, KRPC_POLL_BUDGET);
+		list_for_each_entry(pcq, &p->cqs, node) {
+			for (k = 0; k < KRPC_POLL_BUDGET &&
+				    poll_cq(p, pcq, 1) == 1; k++) {
+				done++;
+				over = stop(arg);
+				if (over)
+					break;
+			}
+			if (over)
+				break;
+		}
 		local_bh_enable();
 		mutex_unlock(&p->lock);
 	}

@@ -336,6 +336,12 @@ static u32 ucq_ready(struct krpc_ucq *cq)
 		   cq->mask + 1);
 }
 
+/* krpc_rdma_busy_poll()'s stop condition. */
+static bool ucq_has_entries(void *arg)
+{
+	return ucq_ready(arg);
+}
+
 /**
  * krpc_ucq_poll_ioctl() - KRPC_IOC_CQ_POLL: spin until a queue has entries
  * @kf:		the file
@@ -378,7 +384,7 @@ long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg)
 		ready = ucq_ready(cq);
 		if (ready)
 			break;
-		if (krpc_rdma_busy_poll()) {
+		if (krpc_rdma_busy_poll(ucq_has_entries, cq)) {
 			ready = ucq_ready(cq);
 			if (ready)
 				break;
