@@ -161,8 +161,13 @@ static int uhandler(struct krpc_req *req, void *priv)
 		spin_unlock_irqrestore(&us->lock, flags);
 		return 0;
 	}
-	/* Bounded by the clients' depths: each holds a slot on the wire. */
-	p = kmalloc(sizeof(*p), GFP_ATOMIC | __GFP_ACCOUNT);
+	/*
+	 * Bounded by the clients' depths: each holds a slot on the wire.
+	 * Not charged to a memory cgroup: this runs in whatever context
+	 * reaps the receive (softirq, a poller thread, or any process busy
+	 * polling, KRPC_IOC_CQ_POLL), whose cgroup need not be the server's.
+	 */
+	p = kmalloc(sizeof(*p), GFP_ATOMIC);
 	if (!p) {
 		spin_unlock_irqrestore(&us->lock, flags);
 		return -ENOMEM;
