@@ -33,6 +33,7 @@
  * list is never polled again.  The completion handler only wakes the
  * poller and may run in any context.
  */
+#include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -86,13 +87,14 @@ static unsigned int nr_live;
 
 /* Processes in KRPC_IOC_CQ_POLL now, and jiffies when one last left. */
 static atomic_t busy_pollers = ATOMIC_INIT(0);
-static unsigned long busy_last;
+static atomic64_t busy_last = ATOMIC64_INIT(0);	/* get_jiffies_64() */
 
 /* Processes reap the CQs now or did so a moment ago. */
 static bool busy_recent(void)
 {
 	return atomic_read(&busy_pollers) ||
-	       time_before(jiffies, READ_ONCE(busy_last) + KRPC_BUSY_GRACE);
+	       time_before64(get_jiffies_64(),
+			     (u64)atomic64_read(&busy_last) + KRPC_BUSY_GRACE);
 }
 
 /* Reap up to @budget completions of @pcq, as __ib_process_cq() does. */
@@ -349,7 +351,7 @@ void krpc_rdma_busy_poll_begin(void)
 /** krpc_rdma_busy_poll_end - the process is done busy polling */
 void krpc_rdma_busy_poll_end(void)
 {
-	WRITE_ONCE(busy_last, jiffies);
+	atomic64_set(&busy_last, get_jiffies_64());
 	atomic_dec(&busy_pollers);
 }
 
@@ -358,11 +360,11 @@ void krpc_rdma_busy_poll_end(void)
  * @stop:	checked after each completion: true ends the pass
  * @arg:	for @stop
  *
- * One completion per ib_poll_cq(), so that the pass can end as soon as
- * the caller's wait is over: what it leaves (another connection's
- * completions, this one's send completions behind the reply) is reaped by
- * the next pass, the caller's or another process's, off the path of the
- * reply.  A poller whose lock is taken (by its thread or another process)
+ * @stop is checked after each batch of at most KRPC_POLL_BATCH, so that
+ * the pass ends as soon as the caller's wait is over: what it leaves
+ * (other CQs, the rest of this one) is reaped by the next pass, the
+ * caller's or another process's, off the path of the reply.  Batches, not
+ * single completions: a deep queue still takes many completions per pass.  A poller whose lock is taken (by its thread or another process)
  * is skipped: that context is reaping its CQs already.
  *
  * Context: process context, between krpc_rdma_busy_poll_begin() and
@@ -376,6 +378,7 @@ int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
 	struct krpc_poller *p;
 	unsigned int i, n, k;
 	bool over = false;
+	int m;
 	int done = 0;
 
 	/* Acquire: pairs with pollers_start_locked(); @pollers is whole. */
@@ -386,11 +389,11 @@ int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
 			continue;
 		local_bh_disable();
 		list_for_each_entry(pcq, &p->cqs, node) {
-			for (k = 0; k < KRPC_POLL_BUDGET &&
-				    poll_cq(p, pcq, 1) == 1; k++) {
-				done++;
-				over = stop(arg);
-				if (over)
+			for (k = 0; k < KRPC_POLL_BUDGET; k += m) {
+				m = poll_cq(p, pcq, KRPC_POLL_BATCH);
+				done += m;
+				over = m && stop(arg);
+				if (over || m < KRPC_POLL_BATCH)
 					break;
 			}
 			if (over)
