@@ -357,7 +357,7 @@ void krpc_rdma_busy_poll_end(void)
 
 /**
  * krpc_rdma_busy_poll - reap the polled CQs once, in the caller's context
- * @stop:	checked after each completion: true ends the pass
+ * @stop:	true ends the pass (checked after each batch)
  * @arg:	for @stop
  *
  * @stop is checked after each batch of at most KRPC_POLL_BATCH, so that
