@@ -364,8 +364,9 @@ void krpc_rdma_busy_poll_end(void)
  * the pass ends as soon as the caller's wait is over: what it leaves
  * (other CQs, the rest of this one) is reaped by the next pass, the
  * caller's or another process's, off the path of the reply.  Batches, not
- * single completions: a deep queue still takes many completions per pass.  A poller whose lock is taken (by its thread or another process)
- * is skipped: that context is reaping its CQs already.
+ * single completions: a deep queue still takes many completions per pass.
+ * A poller whose lock is taken (by its thread or another process) is
+ * skipped: that context is reaping its CQs already.
  *
  * Context: process context, between krpc_rdma_busy_poll_begin() and
  * krpc_rdma_busy_poll_end(); completion handlers run with bottom halves
@@ -378,8 +379,7 @@ int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
 	struct krpc_poller *p;
 	unsigned int i, n, k;
 	bool over = false;
-	int m;
-	int done = 0;
+	int m, done = 0;
 
 	/* Acquire: pairs with pollers_start_locked(); @pollers is whole. */
 	n = smp_load_acquire(&nr_live);

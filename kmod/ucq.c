@@ -76,14 +76,17 @@ static struct krpc_cqe *ucq_cqe(struct krpc_ucq *cq, u32 pos)
 	return &cqes[pos & cq->mask];
 }
 
-/* Unconsumed entries as the process's head says; any u32 is tolerated. */
+/*
+ * Unconsumed entries as the process's head says; any u32 is tolerated.
+ * Without cq->lock (ucq_ready()) it is a snapshot.
+ */
 static u32 ucq_used(struct krpc_ucq *cq)
 {
 	/*
 	 * Acquire: the process stores head (release) after it read the
 	 * entries, so no entry is rewritten before it is done with them.
 	 */
-	return cq->tail - smp_load_acquire(ucq_head(cq));
+	return READ_ONCE(cq->tail) - smp_load_acquire(ucq_head(cq));
 }
 
 static bool ucq_reserve(struct krpc_ucq *cq)
@@ -331,9 +334,7 @@ int krpc_ucq_mmap(struct krpc_uobj *obj, struct vm_area_struct *vma)
 /* Unconsumed entries, at most the size; no lock (a snapshot). */
 static u32 ucq_ready(struct krpc_ucq *cq)
 {
-	/* Acquire on head: as ucq_used(). */
-	return min(READ_ONCE(cq->tail) - smp_load_acquire(ucq_head(cq)),
-		   cq->mask + 1);
+	return min(ucq_used(cq), cq->mask + 1);
 }
 
 /* krpc_rdma_busy_poll()'s stop condition. */

@@ -444,8 +444,7 @@ def evidence(d):
                 "%s vCPUs where Soft-RoCE itself runs in softirq (ksoftirqd), "
                 "so polling takes CPU time from the transport it waits "
                 "for." % (LABEL[path], r["lat_p50_us"], u["lat_p50_us"],
-                          cpu(r),
-                          cpu(u),
+                          cpu(r), cpu(u),
                           MACHINE_VCPUS[0]))
     bd = next((r for (p, s), r in sorted(d.items()) if p == "breakdown"), None)
     poll = d.get(("krpc_kernel_poll_lat", 64), {}).get("lat_p50_us")
@@ -497,8 +496,7 @@ def evidence(d):
             "against %.1f us with interrupts, %.1f against %.1f us of guest "
             "CPU per call.  %s" % (
                 bp["lat_p50_us"], b["lat_p50_us"],
-                cpu(bp),
-                cpu(b),
+                cpu(bp), cpu(b),
                 "A third spinner (the poller) on %s vCPUs takes turns with "
                 "the two spinning processes.  Polled CQs are for hosts with "
                 "a core to give them." % MACHINE_VCPUS[0]
@@ -520,8 +518,7 @@ def evidence(d):
                 LABEL[cq], c["lat_p50_us"], a["lat_p50_us"],
                 100.0 * (c["lat_p50_us"] / a["lat_p50_us"] - 1),
                 c.get("calls_per_s") or 0, a.get("calls_per_s") or 0,
-                cpu(c),
-                cpu(a),
+                cpu(c), cpu(a),
                 "" if faster else
                 "Here that did not pay: without spinning, each side makes "
                 "two system calls per call (io_uring_enter() to submit, "
@@ -560,8 +557,7 @@ def evidence(d):
             "is left against raw verbs is two system calls per message "
             "(io_uring_enter() to submit, the poll) and krpc's own work." % (
                 kp["lat_p50_us"], cb["lat_p50_us"],
-                cpu(kp),
-                cpu(cb),
+                cpu(kp), cpu(cb),
                 "; at depth %d, %.0f vs %.0f calls/s" % (
                     kbw.get("depth", 0), kbw["calls_per_s"],
                     cbw["calls_per_s"])
