@@ -9,8 +9,9 @@
  * RDMA completion handler (softirq or a poller thread), the TCP receive
  * path, or the submitter itself.  That removes io_uring's task-work hop
  * from the completion path: a process spinning on the tail sees the reply
- * as soon as the transport does, and one sleeping in poll() is woken
- * directly.
+ * as soon as the transport does, and one sleeping in poll() (any queue
+ * of the file) or in KRPC_IOC_CQ_POLL with KRPC_CQ_POLL_SLEEP (this queue)
+ * is woken directly.
  *
  * No overflow: every command takes an entry when it is submitted
  * (ucq_reserve(): -EBUSY when unconsumed entries plus reservations reach
@@ -47,6 +48,8 @@
  * @mem:	the mapping: header, then the entries
  * @len:	bytes of @mem (page aligned)
  * @node:	entry in krpc_file.cqs until closed
+ * @wait:	KRPC_CQ_POLL_SLEEP waiters; woken by an entry or the close
+ * @closed:	the handle is gone (no entry can come but from commands on it)
  */
 struct krpc_ucq {
 	struct krpc_uobj obj;
@@ -57,6 +60,8 @@ struct krpc_ucq {
 	void *mem;
 	size_t len;
 	struct list_head node;
+	wait_queue_head_t wait;
+	bool closed;
 };
 
 static u32 *ucq_head(struct krpc_ucq *cq)
@@ -132,9 +137,18 @@ static void ucq_post(struct krpc_ucq *cq, u64 tag, s32 res, u64 res2, u32 op)
 	cq->reserved--;
 	spin_unlock_irqrestore(&cq->lock, flags);
 	atomic64_inc(&krpc_stats.ucq_posted);
-	/* wq_has_sleeper(): full barrier against poll()'s check of tail. */
-	if (wq_has_sleeper(&kf->cq_wait))
+	/*
+	 * Tail before the waiters' lists: pairs with the barrier of
+	 * set_current_state() in poll() and in wait_event(), between queueing
+	 * the waiter and checking tail (wq_has_sleeper()'s, once for both).
+	 */
+	smp_mb();
+	/* poll() on the file: any queue (ordered by the smp_mb() above) */
+	if (waitqueue_active(&kf->cq_wait))
 		wake_up_interruptible_poll(&kf->cq_wait, EPOLLIN | EPOLLRDNORM);
+	/* KRPC_CQ_POLL_SLEEP on this queue (ordered by the smp_mb() above) */
+	if (waitqueue_active(&cq->wait))
+		wake_up_interruptible(&cq->wait);
 }
 
 /* The command's completion reference goes with the entry. */
@@ -255,6 +269,7 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->node);
+	init_waitqueue_head(&cq->wait);
 	cq->mask = cc.entries - 1;
 	cq->len = PAGE_ALIGN(KRPC_CQ_CQES_OFFSET +
 			     (size_t)cc.entries * sizeof(struct krpc_cqe));
@@ -314,6 +329,9 @@ void krpc_ucq_close(struct krpc_uobj *obj)
 	list_del_init(&cq->node);
 	kf->nr_cqs--;
 	spin_unlock_irqrestore(&kf->cq_lock, flags);
+	/* Sleepers on it return (-EBADF unless entries are left). */
+	WRITE_ONCE(cq->closed, true);
+	wake_up_interruptible(&cq->wait);
 }
 
 /* Read-write map of the whole queue.  Context: mmap(). */
@@ -343,53 +361,39 @@ static bool ucq_has_entries(void *arg)
 	return ucq_ready(arg);
 }
 
-/**
- * krpc_ucq_poll_ioctl() - KRPC_IOC_CQ_POLL: spin until a queue has entries
- * @kf:		the file
- * @arg:	struct krpc_cq_poll
- *
- * Reaps the polled CQs (rdma_poll.c) while it waits, so the completion
- * that posts the entry runs here, on this CPU.  Gives the CPU up when the
- * scheduler asks, as the pollers do.
- *
- * Context: process context (ioctl); no locks held.
- * Return: the queue's unconsumed entries, 0 when the time ran out first,
- * -EINTR, -EBADF, -EINVAL, -EFAULT or -E2BIG.
- */
-long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg)
+/* Entries, or the close that ends a wait for them. */
+static bool ucq_wait_over(struct krpc_ucq *cq)
 {
-	struct krpc_cq_poll cp;
-	struct krpc_ucq *cq;
-	u32 usize, ready;
+	return ucq_ready(cq) || READ_ONCE(cq->closed);
+}
+
+/* The result of a wait that is over (or timed out: 0). */
+static long ucq_wait_result(struct krpc_ucq *cq)
+{
+	u32 ready = ucq_ready(cq);
+
+	if (ready)
+		return ready;
+	return READ_ONCE(cq->closed) ? -EBADF : 0;
+}
+
+/*
+ * Spin for @usecs at most, reaping the polled CQs (rdma_poll.c) so that
+ * the completion that posts the entry runs here, on this CPU.  Gives the
+ * CPU up when the scheduler asks, as the pollers do.
+ */
+static long ucq_spin(struct krpc_ucq *cq, u32 usecs)
+{
+	u64 end = local_clock() + (u64)usecs * NSEC_PER_USEC;
 	long ret = 0;
-	u64 end;
 
-	ret = krpc_ioc_copy_in(&cp, sizeof(cp), arg, KRPC_CQ_POLL_SIZE_VER0,
-			       &usize);
-	if (ret)
-		return ret;
-	if (cp.flags)
-		return -EINVAL;
-	if (!cp.usecs || cp.usecs > KRPC_CQ_POLL_USECS_MAX) {
-		pr_debug("cq poll: %u us is not in 1..%u\n", cp.usecs,
-			 KRPC_CQ_POLL_USECS_MAX);
-		return -EINVAL;
-	}
-	cq = ucq_get(kf, cp.handle);
-	if (!cq)
-		return -EBADF;
-
-	end = local_clock() + (u64)cp.usecs * NSEC_PER_USEC;
 	krpc_rdma_busy_poll_begin();
 	for (;;) {
-		ready = ucq_ready(cq);
-		if (ready)
+		if (ucq_wait_over(cq))
 			break;
-		if (krpc_rdma_busy_poll(ucq_has_entries, cq)) {
-			ready = ucq_ready(cq);
-			if (ready)
-				break;
-		}
+		if (krpc_rdma_busy_poll(ucq_has_entries, cq) &&
+		    ucq_wait_over(cq))
+			break;
 		if (signal_pending(current)) {
 			ret = -EINTR;
 			break;
@@ -402,9 +406,69 @@ long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg)
 			cpu_relax();
 	}
 	krpc_rdma_busy_poll_end();
-	krpc_uobj_put(&cq->obj);
 	atomic64_inc(&krpc_stats.ucq_busy_polls);
-	return ret ? ret : ready;
+	return ret ? ret : ucq_wait_result(cq);
+}
+
+/*
+ * Sleep until the queue has entries or is closed, for @usecs at most
+ * (0: no limit).  Woken by ucq_post() and krpc_ucq_close().
+ */
+static long ucq_sleep(struct krpc_ucq *cq, u32 usecs)
+{
+	long ret;
+
+	if (usecs)
+		ret = wait_event_interruptible_hrtimeout(cq->wait,
+				ucq_wait_over(cq),
+				ns_to_ktime((u64)usecs * NSEC_PER_USEC));
+	else
+		ret = wait_event_interruptible(cq->wait, ucq_wait_over(cq));
+	if (ret == -ERESTARTSYS)
+		return -EINTR;	/* as the spin: a restart would rewind @usecs */
+	return ucq_wait_result(cq);
+}
+
+/**
+ * krpc_ucq_poll_ioctl() - KRPC_IOC_CQ_POLL: wait until a queue has entries
+ * @kf:		the file
+ * @arg:	struct krpc_cq_poll
+ *
+ * Spins (busy polling), or sleeps with KRPC_CQ_POLL_SLEEP.
+ *
+ * Context: process context (ioctl); no locks held.
+ * Return: the queue's unconsumed entries, 0 when the time ran out first,
+ * -EINTR, -EBADF (also: closed while the caller waited, and empty),
+ * -EINVAL, -EFAULT or -E2BIG.
+ */
+long krpc_ucq_poll_ioctl(struct krpc_file *kf, void __user *arg)
+{
+	struct krpc_cq_poll cp;
+	struct krpc_ucq *cq;
+	u32 usize;
+	long ret;
+
+	ret = krpc_ioc_copy_in(&cp, sizeof(cp), arg, KRPC_CQ_POLL_SIZE_VER0,
+			       &usize);
+	if (ret)
+		return ret;
+	if (cp.flags & ~KRPC_CQ_POLL_FLAGS)
+		return -EINVAL;
+	if (!(cp.flags & KRPC_CQ_POLL_SLEEP) &&
+	    (!cp.usecs || cp.usecs > KRPC_CQ_POLL_USECS_MAX)) {
+		pr_debug("cq poll: %u us is not in 1..%u\n", cp.usecs,
+			 KRPC_CQ_POLL_USECS_MAX);
+		return -EINVAL;
+	}
+	cq = ucq_get(kf, cp.handle);
+	if (!cq)
+		return -EBADF;
+	if (cp.flags & KRPC_CQ_POLL_SLEEP)
+		ret = ucq_sleep(cq, cp.usecs);
+	else
+		ret = ucq_spin(cq, cp.usecs);
+	krpc_uobj_put(&cq->obj);
+	return ret;
 }
 
 /* poll(): EPOLLIN while a queue of the file holds entries. */

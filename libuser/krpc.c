@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <poll.h>
 #include <netinet/in.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libkrpc.h"
@@ -295,20 +296,83 @@ int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs)
 	return ret < 0 ? -errno : ret;
 }
 
+/* Longest KRPC_CQ_POLL_SLEEP wait of one call, in ms (fits its usecs). */
+#define CQ_SLEEP_MS_MAX		4000000
+
+/*
+ * Sleep in the kernel until @cq has entries (KRPC_CQ_POLL_SLEEP), for
+ * @timeout_ms > 0 or without limit (< 0).  -EINVAL or -ENOTTY: a module
+ * without KRPC_FEAT_CQ_WAIT.
+ */
+static int cq_sleep(int fd, const struct krpc_cq *cq, int timeout_ms)
+{
+	long long left = timeout_ms;
+	struct krpc_cq_poll cp;
+	int ret;
+
+	do {
+		uint32_t ms = left < 0 ? 0 : left > CQ_SLEEP_MS_MAX ?
+			      CQ_SLEEP_MS_MAX : (uint32_t)left;
+
+		memset(&cp, 0, sizeof(cp));
+		cp.size = sizeof(cp);
+		cp.flags = KRPC_CQ_POLL_SLEEP;
+		cp.handle = cq->handle;
+		cp.usecs = ms * 1000;	/* 0: no limit */
+		ret = ioctl(fd, KRPC_IOC_CQ_POLL, &cp);
+		if (ret < 0)
+			return -errno;
+		if (ret || left < 0)
+			return ret;
+		left -= ms;
+	} while (left > 0);
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int ret;
+	long long end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int ret, left = timeout_ms;
 
+	if (cq) {
+		if (krpc_cq_ready(cq))
+			return 1;
+		if (!timeout_ms)
+			return 0;
+		ret = cq_sleep(fd, cq, timeout_ms);
+		if (ret != -EINVAL && ret != -ENOTTY)
+			return ret > 0 ? 1 : ret;
+	}
+	/*
+	 * Any queue (no @cq), or an older module: poll() wakes for every
+	 * queue of the file, so it is called again, with what is left of
+	 * the time, until @cq is the one with entries.
+	 */
 	for (;;) {
 		if (cq && krpc_cq_ready(cq))
 			return 1;
-		ret = poll(&p, 1, timeout_ms);
+		ret = poll(&p, 1, left);
 		if (ret < 0)
 			return -errno;
 		if (!ret)
 			return 0;
 		if (!cq)
 			return 1;
+		if (timeout_ms > 0) {
+			long long rem = end - now_ms();
+
+			if (rem <= 0)
+				return krpc_cq_ready(cq) ? 1 : 0;
+			left = (int)rem;
+		}
 	}
 }

@@ -282,15 +282,20 @@ static inline void krpc_cq_advance(struct krpc_cq *cq, uint32_t n)
 }
 
 /**
- * krpc_cq_wait() - sleep until a completion queue of @fd has entries
+ * krpc_cq_wait() - sleep until a completion queue has entries
  * @fd:		/dev/krpc
- * @cq:		the queue to check first (may be NULL)
+ * @cq:		the queue to wait for; NULL: any queue of @fd
  * @timeout_ms:	-1 for no limit
  *
- * poll(2) on @fd: it wakes when any queue of @fd gets an entry.
+ * With @cq: returns at once, without a system call, when @cq has entries;
+ * else sleeps in KRPC_IOC_CQ_POLL (KRPC_CQ_POLL_SLEEP), woken by @cq's
+ * entries only, so threads that each own a queue of one file wait
+ * independently.  (A module without KRPC_FEAT_CQ_WAIT: poll() on @fd,
+ * called again while other queues have entries, until @timeout_ms.)
+ * Without @cq: poll(2) on @fd, which wakes when any queue gets an entry.
  *
  * Return: 1 when @cq (or, without @cq, a queue) has entries, 0 on
- * timeout, -EINTR or another -errno.
+ * timeout, -EINTR, -EBADF (@cq closed while waiting) or another -errno.
  */
 int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms);
 

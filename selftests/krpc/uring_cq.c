@@ -11,11 +11,13 @@
  * a server whose FETCHes and REPLY_FETCHes complete into a queue; busy
  * polling in the kernel (KRPC_IOC_CQ_POLL): its validation, its timeout
  * and signal returns, and echoes whose completions the waiting process
- * reaps itself.  After each test every counter is back to zero (ucq_live
+ * reaps itself; sleeping for one queue (KRPC_CQ_POLL_SLEEP): another
+ * queue's entries do not end it, its own and a close do.  After each test every counter is back to zero (ucq_live
  * included).
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,7 +428,8 @@ TEST_F(ucq, busy_poll_is_validated)
 
 	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, KRPC_CQ_POLL_SIZE_VER0 - 1, 0,
 					 self->cq.handle, 1000));
-	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 1, self->cq.handle, 1000));
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, ~KRPC_CQ_POLL_FLAGS,
+					 self->cq.handle, 1000));
 	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 0, self->cq.handle, 0));
 	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, 0, self->cq.handle,
 					 KRPC_CQ_POLL_USECS_MAX + 1));
@@ -455,6 +458,107 @@ TEST_F(ucq, busy_poll_is_validated)
 	ASSERT_EQ(0, cq_get(fd, &self->cq, &e, 0));
 	EXPECT_EQ(11, e.tag);
 	EXPECT_EQ(0, e.res);
+}
+
+/* A thread asleep in KRPC_IOC_CQ_POLL with KRPC_CQ_POLL_SLEEP. */
+struct sleeper {
+	int fd;
+	uint32_t handle;
+	uint32_t usecs;
+	int ret;
+	pthread_t thread;
+};
+
+static void *sleeper_fn(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->ret = cq_poll_ioctl(s->fd, sizeof(struct krpc_cq_poll),
+			       KRPC_CQ_POLL_SLEEP, s->handle, s->usecs);
+	return NULL;
+}
+
+static int sleeper_start(struct sleeper *s, int fd, uint32_t handle,
+			 uint32_t usecs)
+{
+	s->fd = fd;
+	s->handle = handle;
+	s->usecs = usecs;
+	s->ret = -ENOSYS;
+	return -pthread_create(&s->thread, NULL, sleeper_fn, s);
+}
+
+/*
+ * KRPC_CQ_POLL_SLEEP waits for one queue: poll() on the file wakes for
+ * any queue, so threads that each own a queue could not sleep on their
+ * own without it.  Entries of another queue leave the sleeper asleep
+ * until its time runs out; its own queue's entry, or closing that queue,
+ * wakes it.
+ */
+TEST_F(ucq, sleeping_wait_is_per_queue)
+{
+	const uint32_t sz = sizeof(struct krpc_cq_poll);
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	struct pollfd p = { .fd = self->c.k.fd, .events = POLLIN };
+	uint32_t h = self->cq.handle;
+	int fd = self->c.k.fd;
+	struct krpc_cq other, gone;
+	struct krpc_info info;
+	struct sleeper s;
+	struct krpc_cqe e;
+
+	ASSERT_EQ(0, krpc_dev_info(fd, &info));
+	EXPECT_TRUE(info.features & KRPC_FEAT_CQ_WAIT);
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP << 1, h,
+					 1000));
+	EXPECT_EQ(-EINVAL, cq_poll_ioctl(fd, KRPC_CQ_POLL_SIZE_VER0 - 1,
+					 KRPC_CQ_POLL_SLEEP, h, 1000));
+	EXPECT_EQ(-EBADF, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP, 0, 1000));
+	EXPECT_EQ(-EBADF, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP,
+					self->c.pool.handle, 1000));
+
+	/* Longer than a spin may be: the time runs out. */
+	EXPECT_EQ(0, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP, h,
+				   KRPC_CQ_POLL_USECS_MAX + 1));
+	/* No limit (0): a signal ends it. */
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	EXPECT_EQ(-EINTR, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP, h, 0));
+	EXPECT_EQ(0, sigaction(SIGALRM, &old, NULL));
+
+	/* An entry in another queue of the file: poll() says so ... */
+	ASSERT_EQ(0, krpc_cq_create(fd, 8, &other));
+	ASSERT_EQ(0, call_cq(&self->c, &other, other.handle, M_ECHO,
+			     KRPC_BUF_NONE, 0, 21));
+	ASSERT_EQ(1, krpc_cq_wait(fd, &other, 10000));
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	/* ... the wait for this queue sleeps its time out, twice over. */
+	EXPECT_EQ(0, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP, h, 20000));
+	EXPECT_EQ(0, krpc_cq_wait(fd, &self->cq, 20));
+
+	/* This queue's entry wakes its sleeper and is left to consume. */
+	ASSERT_EQ(0, sleeper_start(&s, fd, h, 10000000));
+	usleep(20000);
+	ASSERT_EQ(0, call_cq(&self->c, &self->cq, h, M_ECHO, KRPC_BUF_NONE, 0,
+			     22));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(1, s.ret);
+	ASSERT_EQ(0, cq_get(fd, &self->cq, &e, 0));
+	EXPECT_EQ(22, e.tag);
+	EXPECT_EQ(0, e.res);
+	ASSERT_EQ(0, cq_get(fd, &other, &e, 0));
+	EXPECT_EQ(21, e.tag);
+	EXPECT_EQ(0, e.res);
+
+	/* Closing an empty queue wakes its sleeper: -EBADF. */
+	ASSERT_EQ(0, krpc_cq_create(fd, 8, &gone));
+	ASSERT_EQ(0, sleeper_start(&s, fd, gone.handle, 0));
+	usleep(20000);
+	EXPECT_EQ(0, krpc_cq_destroy(fd, &gone));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(-EBADF, s.ret);
+	EXPECT_EQ(0, krpc_cq_destroy(fd, &other));
 }
 
 /*

@@ -124,6 +124,7 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 		uint32_t w[32];
 	} u;
 	uint32_t bufs[16];
+	unsigned long req;
 	static const unsigned long reqs[] = {
 		KRPC_IOC_BUF_ALLOC, KRPC_IOC_BUF_FREE, KRPC_IOC_CLOSE,
 		KRPC_IOC_POOL_DESTROY, KRPC_IOC_POOL_CREATE, KRPC_IOC_GET_INFO,
@@ -142,7 +143,11 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 		u.b.count = random() % 17;
 		u.b.bufs = (uintptr_t)bufs;
 	}
-	ioctl(k->fd, reqs[random() % (sizeof(reqs) / sizeof(reqs[0]))], &u);
+	req = reqs[random() % (sizeof(reqs) / sizeof(reqs[0]))];
+	/* A sleeping KRPC_IOC_CQ_POLL (0: no limit) sleeps 2 ms at most. */
+	if (req == KRPC_IOC_CQ_POLL && (u.w[1] & KRPC_CQ_POLL_SLEEP))
+		u.w[3] = 1 + u.w[3] % 2000;
+	ioctl(k->fd, req, &u);
 }
 
 TEST(fuzz_10000_commands)

@@ -52,6 +52,8 @@
  * KRPC_FEAT_CQ:	completion queues: KRPC_IOC_CQ_CREATE, mmap of a queue,
  *			krpc_cmd_call.cq and krpc_cmd_slot.cq, poll()
  * KRPC_FEAT_CQ_POLL:	KRPC_IOC_CQ_POLL: busy polling in the kernel
+ * KRPC_FEAT_CQ_WAIT:	KRPC_IOC_CQ_POLL with KRPC_CQ_POLL_SLEEP: sleep until
+ *			one queue has entries
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
@@ -59,9 +61,11 @@
 #define KRPC_FEAT_TCP		(1ULL << 3)
 #define KRPC_FEAT_CQ		(1ULL << 4)
 #define KRPC_FEAT_CQ_POLL	(1ULL << 5)
+#define KRPC_FEAT_CQ_WAIT	(1ULL << 6)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
 				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP | \
-				 KRPC_FEAT_CQ | KRPC_FEAT_CQ_POLL)
+				 KRPC_FEAT_CQ | KRPC_FEAT_CQ_POLL | \
+				 KRPC_FEAT_CQ_WAIT)
 
 /*
  * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
@@ -309,7 +313,8 @@ struct krpc_req_desc {
  * Its io_uring completion only says whether the queue took the command
  * (see krpc_cmd_call.cq).  Close it with KRPC_IOC_CLOSE: commands already
  * on it still post into the mapping.  poll() on /dev/krpc reports EPOLLIN
- * while any queue of the file holds entries.
+ * while any queue of the file holds entries; to wait for one queue (a
+ * thread's own, say), use KRPC_IOC_CQ_POLL with KRPC_CQ_POLL_SLEEP.
  */
 struct krpc_cq_create {
 	__u32 size;
@@ -322,15 +327,20 @@ struct krpc_cq_create {
 
 #define KRPC_CQ_CREATE_SIZE_VER0	32
 
-/* Longest spin of one KRPC_IOC_CQ_POLL. */
+/* Longest spin of one KRPC_IOC_CQ_POLL (without KRPC_CQ_POLL_SLEEP). */
 #define KRPC_CQ_POLL_USECS_MAX	100000U
 
+/* krpc_cq_poll.flags: sleep instead of spinning (KRPC_FEAT_CQ_WAIT). */
+#define KRPC_CQ_POLL_SLEEP	(1U << 0)
+#define KRPC_CQ_POLL_FLAGS	KRPC_CQ_POLL_SLEEP
+
 /**
- * struct krpc_cq_poll - KRPC_IOC_CQ_POLL: busy-poll for a queue's entries
+ * struct krpc_cq_poll - KRPC_IOC_CQ_POLL: wait for a queue's entries
  * @size:	sizeof(struct krpc_cq_poll) as the caller knows it
- * @flags:	must be 0
+ * @flags:	0 (spin) or KRPC_CQ_POLL_SLEEP
  * @handle:	a completion queue of this file
- * @usecs:	longest spin, 1..KRPC_CQ_POLL_USECS_MAX microseconds
+ * @usecs:	longest wait in microseconds: 1..KRPC_CQ_POLL_USECS_MAX for
+ *		a spin; any value with KRPC_CQ_POLL_SLEEP, 0 for no limit
  *
  * Spins in the kernel until the queue holds an unconsumed entry, reaping
  * the completions of polled connections (module parameter poll_usecs) in
@@ -341,8 +351,13 @@ struct krpc_cq_create {
  * threads stop spinning and leave their CQs unarmed, looking once a tick
  * (see Documentation/userspace-api.rst).
  *
+ * With KRPC_CQ_POLL_SLEEP the caller sleeps instead, until this queue
+ * (not any queue of the file, as poll() on /dev/krpc) gets an entry: the
+ * way for threads that each own a queue to wait on their own.
+ *
  * Return: the queue's unconsumed entries (at most its size); 0 when
- * @usecs passed without one; -EINTR when a signal is pending; -EBADF,
+ * @usecs passed without one; -EINTR when a signal is pending; -EBADF
+ * (also when the queue is closed, empty, while the caller waits),
  * -EINVAL.
  */
 struct krpc_cq_poll {
