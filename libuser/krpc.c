@@ -280,20 +280,27 @@ int krpc_cq_destroy(int fd, struct krpc_cq *cq)
 	return ret;
 }
 
-int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs)
+/* KRPC_IOC_CQ_POLL on @cq: its entries, 0 when @usecs passed, -errno. */
+static int cq_poll(int fd, const struct krpc_cq *cq, uint32_t flags,
+		   uint32_t usecs)
 {
 	struct krpc_cq_poll cp;
-	uint32_t n = krpc_cq_ready(cq);
 	int ret;
 
-	if (n)
-		return n;
 	memset(&cp, 0, sizeof(cp));
 	cp.size = sizeof(cp);
+	cp.flags = flags;
 	cp.handle = cq->handle;
 	cp.usecs = usecs;
 	ret = ioctl(fd, KRPC_IOC_CQ_POLL, &cp);
 	return ret < 0 ? -errno : ret;
+}
+
+int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs)
+{
+	uint32_t n = krpc_cq_ready(cq);
+
+	return n ? (int)n : cq_poll(fd, cq, 0, usecs);
 }
 
 /* Longest KRPC_CQ_POLL_SLEEP wait of one call, in ms (fits its usecs). */
@@ -307,22 +314,15 @@ int krpc_cq_busy_poll(int fd, const struct krpc_cq *cq, unsigned int usecs)
 static int cq_sleep(int fd, const struct krpc_cq *cq, int timeout_ms)
 {
 	long long left = timeout_ms;
-	struct krpc_cq_poll cp;
+	uint32_t ms;
 	int ret;
 
+	if (left < 0)
+		return cq_poll(fd, cq, KRPC_CQ_POLL_SLEEP, 0);	/* no limit */
 	do {
-		uint32_t ms = left < 0 ? 0 : left > CQ_SLEEP_MS_MAX ?
-			      CQ_SLEEP_MS_MAX : (uint32_t)left;
-
-		memset(&cp, 0, sizeof(cp));
-		cp.size = sizeof(cp);
-		cp.flags = KRPC_CQ_POLL_SLEEP;
-		cp.handle = cq->handle;
-		cp.usecs = ms * 1000;	/* 0: no limit */
-		ret = ioctl(fd, KRPC_IOC_CQ_POLL, &cp);
-		if (ret < 0)
-			return -errno;
-		if (ret || left < 0)
+		ms = left > CQ_SLEEP_MS_MAX ? CQ_SLEEP_MS_MAX : (uint32_t)left;
+		ret = cq_poll(fd, cq, KRPC_CQ_POLL_SLEEP, ms * 1000);
+		if (ret)
 			return ret;
 		left -= ms;
 	} while (left > 0);
@@ -340,8 +340,8 @@ static long long now_ms(void)
 int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	long long end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int ret, left = timeout_ms;
+	long long end;
 
 	if (cq) {
 		if (krpc_cq_ready(cq))
@@ -357,6 +357,7 @@ int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 	 * queue of the file, so it is called again, with what is left of
 	 * the time, until @cq is the one with entries.
 	 */
+	end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		if (cq && krpc_cq_ready(cq))
 			return 1;

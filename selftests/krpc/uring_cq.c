@@ -12,8 +12,8 @@
  * polling in the kernel (KRPC_IOC_CQ_POLL): its validation, its timeout
  * and signal returns, and echoes whose completions the waiting process
  * reaps itself; sleeping for one queue (KRPC_CQ_POLL_SLEEP): another
- * queue's entries do not end it, its own and a close do.  After each test every counter is back to zero (ucq_live
- * included).
+ * queue's entries do not end it, its own and a close do.  After each test
+ * every counter is back to zero (ucq_live included).
  */
 #include <errno.h>
 #include <poll.h>
