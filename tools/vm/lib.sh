@@ -18,11 +18,13 @@ VM_SPLAT_RE='Oops|BUG:|WARNING:|Call Trace:|general protection fault|'\
 # Print the splat lines of a kernel log (with a little context); status 0
 # when there is at least one.  With a second argument "allow-alloc-fail",
 # the reports of failed allocations (warn_alloc: "page allocation
-# failure", "vmalloc error", each with its stack) are not splats: fault
-# injection tests cause them on purpose.
+# failure", "vmalloc error"; kmem_cache_create() "failed with error",
+# each with its stack) are not splats: fault injection tests cause them on
+# purpose.
 vm_splats() {
 	if [ "${2:-}" = allow-alloc-fail ]; then
 		awk '/(page allocation failure|vmalloc error): / { skip = 1 }
+		     /kmem_cache_create[a-z_]*\(.*\) failed with error -12$/ { skip = 1 }
 		     !skip { print }
 		     skip && /<\/TASK>/ { skip = 0 }' "$1"
 	else
