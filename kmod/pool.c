@@ -73,7 +73,9 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 	unsigned int order = c->seg_shift - PAGE_SHIFT, i;
 	struct krpc_buf *buf;
 
-	buf = kzalloc(struct_size(buf, segs, c->nsegs), GFP_KERNEL);
+	/* A process's pool (pool->gfp has __GFP_ACCOUNT) is all charged. */
+	buf = kzalloc(struct_size(buf, segs, c->nsegs),
+		      GFP_KERNEL | (pool->gfp & __GFP_ACCOUNT));
 	if (!buf)
 		return NULL;
 	buf->pool = pool;
@@ -81,7 +83,8 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 	buf->cls = cls;
 	buf->seg_shift = c->seg_shift;
 	buf->nsegs = c->nsegs;
-	buf->sgl = kcalloc(c->nsegs, sizeof(*buf->sgl), GFP_KERNEL);
+	buf->sgl = kcalloc(c->nsegs, sizeof(*buf->sgl),
+			   GFP_KERNEL | (pool->gfp & __GFP_ACCOUNT));
 	if (!buf->sgl)
 		goto out_free;
 	sg_init_table(buf->sgl, c->nsegs);

@@ -2,7 +2,7 @@
 /*
  * Completion queues: the second front end of the command core.
  *
- * A queue is a ring of struct krpc_cqe in vmalloc_user() memory that the
+ * A queue is a ring of struct krpc_cqe in krpc_umem_alloc() memory that the
  * process maps read-write.  A CALL or slot command that names a queue is
  * submitted through io_uring as usual (uring.c hands it here), but its
  * result is written into the queue by whatever context decides it: the
@@ -238,7 +238,7 @@ static void ucq_free(struct krpc_uobj *obj)
 	struct krpc_ucq *cq = container_of(obj, struct krpc_ucq, obj);
 
 	WARN_ON_ONCE(cq->reserved);
-	vfree(cq->mem);
+	krpc_umem_free(cq->mem, cq->len);
 	kfree(cq);
 	atomic64_dec(&krpc_stats.ucq_live);
 }
@@ -273,7 +273,7 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 	cq->mask = cc.entries - 1;
 	cq->len = PAGE_ALIGN(KRPC_CQ_CQES_OFFSET +
 			     (size_t)cc.entries * sizeof(struct krpc_cqe));
-	cq->mem = vmalloc_user(cq->len);
+	cq->mem = krpc_umem_alloc(cq->len);
 	if (!cq->mem) {
 		kfree(cq);
 		return -ENOMEM;

@@ -16,6 +16,8 @@
 #include <linux/uaccess.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
 #include <net/net_namespace.h>
 
 #include "krpc_priv.h"
@@ -256,5 +258,76 @@ long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,
 		return krpc_ucq_poll_ioctl(kf, arg);
 	default:
 		return -ENOTTY;
+	}
+}
+
+/**
+ * krpc_umem_alloc - memory the kernel writes and a process maps
+ * @len: bytes (rounded up to pages)
+ *
+ * Zeroed pages charged to the caller's memory cgroup, as io_uring's rings
+ * are, in a vmap() area that remap_vmalloc_range() maps (VM_USERMAP):
+ * vmalloc_user() without the charge, since the vmalloc variants that
+ * take gfp flags are not exported.  A completion queue or a server's
+ * request descriptors are a process's kernel memory, bounded by its
+ * cgroup like the rest of it.
+ *
+ * Context: process context; sleeps.
+ * Return: the kernel address, or NULL.
+ */
+void *krpc_umem_alloc(size_t len)
+{
+	unsigned int i, n = PAGE_ALIGN(len) >> PAGE_SHIFT;
+	struct page **pages;
+	void *mem;
+
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto out_free_pages;
+	}
+	mem = vmap(pages, n, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!mem)
+		goto out_free_pages;
+	kvfree(pages);
+	return mem;
+
+out_free_pages:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
+/**
+ * krpc_umem_free - free what krpc_umem_alloc() gave
+ * @mem: its address, or NULL
+ * @len: the length it was asked for
+ *
+ * A process that still maps the memory keeps its pages (the mapping holds
+ * a reference on each) until it unmaps them.
+ *
+ * Context: process context; sleeps (vunmap()).
+ */
+void krpc_umem_free(void *mem, size_t len)
+{
+	unsigned int i, n = PAGE_ALIGN(len) >> PAGE_SHIFT;
+	struct page *page, *tmp;
+	LIST_HEAD(pages);
+
+	if (!mem)
+		return;
+	/* Only the mapping knows the pages: collect them, unmap, free. */
+	for (i = 0; i < n; i++) {
+		page = vmalloc_to_page(mem + ((size_t)i << PAGE_SHIFT));
+		list_add(&page->lru, &pages);
+	}
+	vunmap(mem);
+	list_for_each_entry_safe(page, tmp, &pages, lru) {
+		list_del(&page->lru);
+		__free_page(page);
 	}
 }

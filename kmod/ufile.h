@@ -139,6 +139,8 @@ int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
 struct krpc_uobj *krpc_uobj_get(struct krpc_file *kf, u32 handle,
 				unsigned int type);
 void krpc_uobj_put(struct krpc_uobj *obj);
+void *krpc_umem_alloc(size_t len);
+void krpc_umem_free(void *mem, size_t len);
 struct krpc_uobj *krpc_uobj_remove(struct krpc_file *kf, u32 handle,
 				   unsigned int type);
 long krpc_ufile_ioctl(struct krpc_file *kf, unsigned int cmd,

@@ -74,7 +74,7 @@ struct upending {
  * @slots:	the slots
  * @fetching:	FETCHING slots, oldest first
  * @pending:	requests waiting for a slot (struct upending)
- * @desc:	nr_slots descriptors (vmalloc_user, mapped read-only)
+ * @desc:	nr_slots descriptors (krpc_umem_alloc(), mapped read-only)
  * @desc_len:	its size, page aligned
  * @seq:	requests delivered
  */
@@ -378,7 +378,7 @@ static void userver_free(struct krpc_uobj *obj)
 	struct krpc_userver *us = (struct krpc_userver *)obj;
 
 	WARN_ON_ONCE(us->srv || !list_empty(&us->pending));
-	vfree(us->desc);
+	krpc_umem_free(us->desc, us->desc_len);
 	kvfree(us->slots);
 	atomic_dec(&us->up->users);
 	krpc_upool_put(us->up);
@@ -400,9 +400,9 @@ static struct krpc_userver *userver_alloc(struct krpc_upool *up, u32 nr_slots)
 	us->nr_slots = nr_slots;
 	us->slots = kvcalloc(nr_slots, sizeof(*us->slots), GFP_KERNEL_ACCOUNT);
 	us->desc_len = PAGE_ALIGN(nr_slots * sizeof(*us->desc));
-	us->desc = vmalloc_user(us->desc_len);
+	us->desc = krpc_umem_alloc(us->desc_len);
 	if (!us->slots || !us->desc) {
-		vfree(us->desc);
+		krpc_umem_free(us->desc, us->desc_len);
 		kvfree(us->slots);
 		kfree(us);
 		return NULL;
