@@ -71,11 +71,11 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 {
 	struct krpc_pool_class *c = &pool->cls[cls];
 	unsigned int order = c->seg_shift - PAGE_SHIFT, i;
+	/* A process's pool (pool->gfp has __GFP_ACCOUNT) is all charged. */
+	gfp_t meta_gfp = GFP_KERNEL | (pool->gfp & __GFP_ACCOUNT);
 	struct krpc_buf *buf;
 
-	/* A process's pool (pool->gfp has __GFP_ACCOUNT) is all charged. */
-	buf = kzalloc(struct_size(buf, segs, c->nsegs),
-		      GFP_KERNEL | (pool->gfp & __GFP_ACCOUNT));
+	buf = kzalloc(struct_size(buf, segs, c->nsegs), meta_gfp);
 	if (!buf)
 		return NULL;
 	buf->pool = pool;
@@ -83,8 +83,7 @@ krpc_pool_buf_alloc(struct krpc_pool *pool, unsigned int cls)
 	buf->cls = cls;
 	buf->seg_shift = c->seg_shift;
 	buf->nsegs = c->nsegs;
-	buf->sgl = kcalloc(c->nsegs, sizeof(*buf->sgl),
-			   GFP_KERNEL | (pool->gfp & __GFP_ACCOUNT));
+	buf->sgl = kcalloc(c->nsegs, sizeof(*buf->sgl), meta_gfp);
 	if (!buf->sgl)
 		goto out_free;
 	sg_init_table(buf->sgl, c->nsegs);

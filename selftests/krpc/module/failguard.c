@@ -11,8 +11,9 @@
  * filter that could exclude these callers (reject-start/reject-end) does
  * not exist on x86_64 before 6.3, so instead a kretprobe clears the task's
  * make-it-fail flag and pauses its fail-nth countdown for the duration of
- * each notifier, and restores both on return.  Everything else in init_module(2), the loader's allocations and
- * all of krpc's init, stays exposed.
+ * each notifier, and restores both on return.  Everything else in
+ * init_module(2), the loader's allocations and all of krpc's init, stays
+ * exposed.
  *
  * Loading it fails with -EOPNOTSUPP on kernels without fault injection,
  * and with -ENOENT when none of the notifiers can be probed.
