@@ -182,9 +182,7 @@ void krpc_rdma_device_removal(struct list_head *node);
 /* Stop the poller threads (rdma_poll.c), once every connection is gone. */
 void krpc_rdma_poll_exit(void);
 /* Busy polling of the polled CQs by a process (rdma_poll.c). */
-void krpc_rdma_busy_poll_begin(void);
-void krpc_rdma_busy_poll_end(void);
-int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg);
+int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg);
 
 /* ---------------------------------------------------------------------- */
 /* Connections (conn.c) */

@@ -134,6 +134,9 @@ struct krpc_pool_owner_ops {
  * @gfp:	krpc_pool_cfg.gfp
  * @owner_ops:	optional owner hooks, set before the pool is shared
  * @owner:	the owner's data for @owner_ops
+ * @busy_owner:	whose busy polling may reap the polled CQs of connections
+ *		on this pool (rdma_poll.c): the /dev/krpc file of a process's
+ *		pool, NULL for a kernel pool; set before the pool is shared
  */
 struct krpc_pool {
 	struct kref ref;
@@ -150,6 +153,7 @@ struct krpc_pool {
 	gfp_t gfp;
 	const struct krpc_pool_owner_ops *owner_ops;
 	void *owner;
+	const void *busy_owner;
 };
 
 struct krpc_pool *krpc_pool_create(struct ib_device *ibdev,

@@ -15,15 +15,19 @@
  * for.
  *
  * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
- * for its completion queue reaps the polled CQs itself, in its own
- * context, as a socket's busy polling runs NAPI from recvmsg().  The
- * receive completion is then handled as soon as the device posts it, on
- * the waiter's CPU: no interrupt, no tasklet queued behind the sender's
- * work, no poller thread that needs a CPU of its own.  While processes do
- * that, and for KRPC_BUSY_GRACE after, the pollers leave their CQs
- * unarmed, do not spin, and look once a tick (NAPI's deferred interrupts
- * with a flush timeout do the same): a poller woken per completion would
- * take the CPU the process spins on.
+ * for its completion queue reaps the polled CQs of its own connections (the
+ * CQs are tagged with the owner of the connection's pool, a /dev/krpc
+ * file) in its own context, as a socket's busy polling runs NAPI from
+ * recvmsg().  The receive completion is then handled as soon as the device
+ * posts it, on the waiter's CPU: no interrupt, no tasklet queued behind the
+ * sender's work, no poller thread that needs a CPU of its own.  A process
+ * never reaps another file's or a kernel client's CQs: it would spend its
+ * time slice on their completion handlers.  A CQ a process reaped stays
+ * deferred for KRPC_BUSY_GRACE after: its poller leaves it unarmed, does
+ * not spin for it, and looks at it at least once a tick (NAPI's deferred
+ * interrupts with a flush timeout do the same), as a poller woken per
+ * completion would take the CPU the process spins on.  The poller serves
+ * its other CQs as usual meanwhile.
  *
  * Context: completion handlers run in the poller's process context with
  * bottom halves disabled, so they see what a softirq handler sees (they
@@ -39,11 +43,12 @@
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 
+#include "pool.h"
 #include "rdma.h"
 
 #define KRPC_POLL_BATCH		16	/* work completions per ib_poll_cq() */
 #define KRPC_POLL_BUDGET	64	/* per CQ per pass */
-/* Jiffies after the last busy-polling process that pollers still defer. */
+/* Jiffies after a process last reaped a CQ that its poller still defers. */
 #define KRPC_BUSY_GRACE		2
 
 /**
@@ -67,12 +72,20 @@ struct krpc_poller {
  * @node:	entry in @poller->cqs
  * @cq:		the CQ (ib_create_cq(): not from the shared pool)
  * @poller:	the thread that serves it
+ * @owner:	who may busy-poll it: krpc_pool.busy_owner of the connection's
+ *		pool (NULL: nobody, a kernel client's); compared, never
+ *		dereferenced
+ * @busy_until:	get_jiffies_64() until which the poller defers to busy
+ *		polling (written by the process under @poller->lock, read by
+ *		the poller under it too)
  * @conn_id:	connection, for log lines
  */
 struct krpc_pcq {
 	struct list_head node;
 	struct ib_cq *cq;
 	struct krpc_poller *poller;
+	const void *owner;
+	u64 busy_until;
 	u32 conn_id;
 };
 
@@ -85,16 +98,10 @@ static unsigned int nr_pollers;
  */
 static unsigned int nr_live;
 
-/* Processes in KRPC_IOC_CQ_POLL now, and jiffies when one last left. */
-static atomic_t busy_pollers = ATOMIC_INIT(0);
-static atomic64_t busy_last = ATOMIC64_INIT(0);	/* get_jiffies_64() */
-
-/* Processes reap the CQs now or did so a moment ago. */
-static bool busy_recent(void)
+/* A process reaped @pcq a moment ago: leave it to it.  Under its lock. */
+static bool pcq_deferred(const struct krpc_pcq *pcq)
 {
-	return atomic_read(&busy_pollers) ||
-	       time_before64(get_jiffies_64(),
-			     (u64)atomic64_read(&busy_last) + KRPC_BUSY_GRACE);
+	return time_before64(get_jiffies_64(), pcq->busy_until);
 }
 
 /* Reap up to @budget completions of @pcq, as __ib_process_cq() does. */
@@ -127,17 +134,23 @@ static int poll_cq(struct krpc_poller *p, struct krpc_pcq *pcq, int budget)
 }
 
 /*
- * Arm every CQ; false if one reports completions that arrived meanwhile,
- * or cannot be armed (then the poller must not sleep: nothing would wake
- * it for that CQ).  Caller holds @p->lock.
+ * Arm every CQ not deferred to busy polling; false if one reports
+ * completions that arrived meanwhile, or cannot be armed (then the poller
+ * must not sleep: nothing would wake it for that CQ).  *@deferred tells
+ * whether a CQ was left unarmed.  Caller holds @p->lock.
  */
-static bool arm_all(struct krpc_poller *p)
+static bool arm_all(struct krpc_poller *p, bool *deferred)
 {
 	struct krpc_pcq *pcq;
 	bool quiet = true;
 	int ret;
 
+	*deferred = false;
 	list_for_each_entry(pcq, &p->cqs, node) {
+		if (pcq_deferred(pcq)) {
+			*deferred = true;
+			continue;
+		}
 		ret = ib_req_notify_cq(pcq->cq, IB_CQ_NEXT_COMP |
 				       IB_CQ_REPORT_MISSED_EVENTS);
 		if (ret < 0)
@@ -149,6 +162,28 @@ static bool arm_all(struct krpc_poller *p)
 	return quiet;
 }
 
+/*
+ * One pass over every CQ.  Completions of CQs deferred to busy polling
+ * are reaped (once a tick at least, whoever's they are) but do not keep
+ * the poller spinning; they count in *@reaped only.  Returns the others.
+ */
+static int poll_pass(struct krpc_poller *p, int *reaped)
+{
+	struct krpc_pcq *pcq;
+	int n = 0, m;
+
+	*reaped = 0;
+	local_bh_disable();
+	list_for_each_entry(pcq, &p->cqs, node) {
+		m = poll_cq(p, pcq, KRPC_POLL_BUDGET);
+		*reaped += m;
+		if (!pcq_deferred(pcq))
+			n += m;
+	}
+	local_bh_enable();
+	return n;
+}
+
 static int poller_fn(void *data)
 {
 	struct krpc_poller *p = data;
@@ -156,28 +191,29 @@ static int poller_fn(void *data)
 
 	while (!kthread_should_stop()) {
 		u64 spin = (u64)krpc_param(poll_usecs) * NSEC_PER_USEC;
-		struct krpc_pcq *pcq;
-		int n = 0;
+		bool deferred;
+		int n, reaped;
 
 		mutex_lock(&p->lock);
-		local_bh_disable();
-		list_for_each_entry(pcq, &p->cqs, node)
-			n += poll_cq(p, pcq, KRPC_POLL_BUDGET);
-		local_bh_enable();
+		n = poll_pass(p, &reaped);
+		if (reaped)
+			atomic64_add(reaped, &krpc_stats.cq_polled);
 		if (n) {
-			atomic64_add(n, &krpc_stats.cq_polled);
 			last = local_clock();
-		} else if (busy_recent()) {
-			/* Processes reap: stay unarmed, look again next tick. */
-			mutex_unlock(&p->lock);
-			atomic64_inc(&krpc_stats.poll_defers);
-			schedule_timeout_idle(1);
-			continue;
 		} else if (local_clock() - last >= spin) {
-			/* Idle for poll_usecs: arm, then sleep. */
+			/*
+			 * Idle for poll_usecs: arm, then sleep; for a tick
+			 * only while a CQ is deferred to a busy poller.
+			 */
 			set_current_state(TASK_IDLE);
-			if (!kthread_should_stop() && arm_all(p)) {
+			if (!kthread_should_stop() && arm_all(p, &deferred)) {
 				mutex_unlock(&p->lock);
+				if (deferred) {
+					/* A completion on an armed CQ ends it. */
+					atomic64_inc(&krpc_stats.poll_defers);
+					schedule_timeout(1);
+					continue;
+				}
 				atomic64_inc(&krpc_stats.poll_sleeps);
 				schedule();
 				last = local_clock();
@@ -279,6 +315,8 @@ int krpc_rdma_poll_cq_create(struct krpc_rdma_conn *rc)
 	if (!pcq)
 		return -ENOMEM;
 	pcq->conn_id = rc->conn->id;
+	/* The pool is known by now (krpc_rdma_setup()) and outlives @rc. */
+	pcq->owner = rc->conn->pool->busy_owner;
 
 	mutex_lock(&pollers_lock);
 	ret = pollers_start_locked();
@@ -338,42 +376,27 @@ void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc)
 }
 
 /**
- * krpc_rdma_busy_poll_begin - a process starts busy polling
- *
- * Pollers stop arming their CQs until KRPC_BUSY_GRACE after the matching
- * krpc_rdma_busy_poll_end().
- */
-void krpc_rdma_busy_poll_begin(void)
-{
-	atomic_inc(&busy_pollers);
-}
-
-/** krpc_rdma_busy_poll_end - the process is done busy polling */
-void krpc_rdma_busy_poll_end(void)
-{
-	atomic64_set(&busy_last, get_jiffies_64());
-	atomic_dec(&busy_pollers);
-}
-
-/**
- * krpc_rdma_busy_poll - reap the polled CQs once, in the caller's context
+ * krpc_rdma_busy_poll - reap the caller's polled CQs once, in its context
+ * @owner:	whose connections: the krpc_pool.busy_owner of their pools
+ *		(not NULL)
  * @stop:	true ends the pass (checked after each batch)
  * @arg:	for @stop
  *
- * @stop is checked after each batch of at most KRPC_POLL_BATCH, so that
- * the pass ends as soon as the caller's wait is over: what it leaves
- * (other CQs, the rest of this one) is reaped by the next pass, the
- * caller's or another process's, off the path of the reply.  Batches, not
- * single completions: a deep queue still takes many completions per pass.
- * A poller whose lock is taken (by its thread or another process) is
- * skipped: that context is reaping its CQs already.
+ * Only CQs of connections whose pool @owner owns are reaped; each one is
+ * deferred to busy polling for KRPC_BUSY_GRACE from now (its poller leaves
+ * it unarmed and looks at least once a tick).  @stop is checked after each
+ * batch of at most KRPC_POLL_BATCH, so that the pass ends as soon as the
+ * caller's wait is over: what it leaves (other CQs, the rest of this one)
+ * is reaped by the next pass, off the path of the reply.  Batches, not single
+ * completions: a deep queue still takes many completions per pass.  A
+ * poller whose lock is taken (by its thread or another process) is
+ * skipped: its CQs are being reaped already, or are not ours.
  *
- * Context: process context, between krpc_rdma_busy_poll_begin() and
- * krpc_rdma_busy_poll_end(); completion handlers run with bottom halves
+ * Context: process context; completion handlers run with bottom halves
  * disabled, as in a poller thread.
  * Return: completions reaped.
  */
-int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
+int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
 {
 	struct krpc_pcq *pcq;
 	struct krpc_poller *p;
@@ -389,6 +412,9 @@ int krpc_rdma_busy_poll(bool (*stop)(void *arg), void *arg)
 			continue;
 		local_bh_disable();
 		list_for_each_entry(pcq, &p->cqs, node) {
+			if (pcq->owner != owner)
+				continue;
+			pcq->busy_until = get_jiffies_64() + KRPC_BUSY_GRACE;
 			for (k = 0; k < KRPC_POLL_BUDGET; k += m) {
 				m = poll_cq(p, pcq, KRPC_POLL_BATCH);
 				done += m;

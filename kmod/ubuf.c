@@ -466,6 +466,7 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 	/* Nobody else knows the pool yet. */
 	pool->owner = up;
 	pool->owner_ops = &upool_owner_ops;
+	pool->busy_owner = kf;
 	up->pool = pool;
 	if (d)
 		list_add_tail(&up->kdev_node, &d->pools);

@@ -378,8 +378,9 @@ static long ucq_wait_result(struct krpc_ucq *cq)
 }
 
 /*
- * Spin for @usecs at most, reaping the polled CQs (rdma_poll.c) so that
- * the completion that posts the entry runs here, on this CPU.  Gives the
+ * Spin for @usecs at most, reaping the polled CQs of this file's
+ * connections (rdma_poll.c) so that the completion that posts the entry
+ * runs here, on this CPU; no other connection can post to @cq.  Gives the
  * CPU up when the scheduler asks, as the pollers do.
  */
 static long ucq_spin(struct krpc_ucq *cq, u32 usecs)
@@ -387,11 +388,10 @@ static long ucq_spin(struct krpc_ucq *cq, u32 usecs)
 	u64 end = local_clock() + (u64)usecs * NSEC_PER_USEC;
 	long ret = 0;
 
-	krpc_rdma_busy_poll_begin();
 	for (;;) {
 		if (ucq_wait_over(cq))
 			break;
-		if (krpc_rdma_busy_poll(ucq_has_entries, cq) &&
+		if (krpc_rdma_busy_poll(cq->obj.kf, ucq_has_entries, cq) &&
 		    ucq_wait_over(cq))
 			break;
 		if (signal_pending(current)) {
@@ -405,7 +405,6 @@ static long ucq_spin(struct krpc_ucq *cq, u32 usecs)
 		else
 			cpu_relax();
 	}
-	krpc_rdma_busy_poll_end();
 	atomic64_inc(&krpc_stats.ucq_busy_polls);
 	return ret ? ret : ucq_wait_result(cq);
 }

@@ -10,8 +10,8 @@
  * poll(); a queue closed, or a process killed, with commands in flight;
  * a server whose FETCHes and REPLY_FETCHes complete into a queue; busy
  * polling in the kernel (KRPC_IOC_CQ_POLL): its validation, its timeout
- * and signal returns, and echoes whose completions the waiting process
- * reaps itself; sleeping for one queue (KRPC_CQ_POLL_SLEEP): another
+ * and signal returns, echoes whose completions the waiting process reaps
+ * itself, and another file's spin that reaps none of them; sleeping for one queue (KRPC_CQ_POLL_SLEEP): another
  * queue's entries do not end it, its own and a close do.  After each test
  * every counter is back to zero (ucq_live included).
  */
@@ -561,6 +561,77 @@ TEST_F(ucq, sleeping_wait_is_per_queue)
 	EXPECT_EQ(0, krpc_cq_destroy(fd, &other));
 }
 
+/* Steps of echo_via_cq(), for the log. */
+static const char *const echo_step[] = {
+	"none", "call", "busy poll", "entry", "tag", "length",
+	"reply buffer", "payload", "buffer free",
+};
+
+/*
+ * Echo number @i (a length of its own, 0 included) from buffer @tx
+ * through @cq, waited for by busy polling (@busy) or by sleeping; check
+ * the entry and the reply byte for byte and free the reply buffer.
+ * Return 0, or the step that failed (echo_step[]).
+ */
+static int echo_via_cq(struct echo_clnt *c, struct krpc_cq *cq, uint32_t tx,
+		       uint32_t i, uint64_t tag, bool busy)
+{
+	uint32_t len = (i * 7919) % (BUF_SIZE + 1), rb;
+	struct krpc_cqe e;
+	int n = 0, spins;
+
+	fill(krpc_pool_buf(&c->pool, tx), i, len);
+	if (call_cq(c, cq, cq->handle, M_ECHO, len ? tx : KRPC_BUF_NONE, len,
+		    tag))
+		return 1;
+	if (busy) {
+		for (spins = 0; !(n = krpc_cq_busy_poll(c->k.fd, cq, 100000)) &&
+		     spins < 100; spins++)
+			;
+		if (n != 1)
+			return 2;
+	}
+	if (cq_get(c->k.fd, cq, &e, busy ? 0 : 5000))
+		return 3;
+	if (e.tag != tag)
+		return 4;
+	if (e.res != (int)len)
+		return 5;
+	if (!len)
+		return 0;
+	rb = KRPC_RES2_BUF(e.res2);
+	if (rb == KRPC_BUF_NONE)
+		return 6;
+	if (check_pattern((char *)krpc_pool_buf(&c->pool, rb) +
+			  KRPC_RES2_OFFSET(e.res2), i, len) != -1)
+		return 7;
+	if (krpc_buf_free(c->k.fd, &c->pool, &rb, 1))
+		return 8;
+	return 0;
+}
+
+/*
+ * A client of its own with a polled connection (made while poll_usecs is
+ * set, as the server's end of it) and a queue of 8 entries.
+ */
+static int polled_clnt_start(struct echo_clnt *c, unsigned int ring_flags,
+			     struct krpc_cq *cq)
+{
+	int ret;
+
+	if (sh("echo 1 > /sys/module/krpc/parameters/poll_usecs"))
+		return -EIO;
+	ret = clnt_start(c, TEST_ADDR, PORT, 64, ring_flags, 16);
+	if (sh("echo 0 > /sys/module/krpc/parameters/poll_usecs") && !ret)
+		ret = -EIO;
+	if (!ret) {
+		ret = krpc_cq_create(c->k.fd, 8, cq);
+		if (ret)
+			clnt_stop(c);
+	}
+	return ret;
+}
+
 /*
  * Connections made while poll_usecs is set have polled CQs; a process
  * spinning in KRPC_IOC_CQ_POLL reaps them itself (busy_polled counts the
@@ -571,40 +642,19 @@ TEST_F(ucq, busy_poll_reaps_completions_in_the_waiter)
 	long long reaped = krpc_counter("busy_polled");
 	struct echo_clnt c2;
 	struct krpc_cq cq;
-	struct krpc_cqe e;
-	uint32_t i, tx, len;
-	int n, spins;
+	uint32_t i, tx;
+	int step;
 
-	ASSERT_EQ(0, sh("echo 1 > /sys/module/krpc/parameters/poll_usecs"));
-	ASSERT_EQ(0, clnt_start(&c2, TEST_ADDR, PORT, 64, variant->ring_flags,
-				16));
-	ASSERT_EQ(0, sh("echo 0 > /sys/module/krpc/parameters/poll_usecs"));
-	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
+	ASSERT_EQ(0, polled_clnt_start(&c2, variant->ring_flags, &cq));
 	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
 	for (i = 0; i < 200; i++) {
-		len = (i * 7919) % (BUF_SIZE + 1);
-		fill(krpc_pool_buf(&c2.pool, tx), i, len);
-		ASSERT_EQ(0, call_cq(&c2, &cq, cq.handle, M_ECHO,
-				     len ? tx : KRPC_BUF_NONE, len, 2000 + i));
-		for (spins = 0; !(n = krpc_cq_busy_poll(c2.k.fd, &cq, 100000)) &&
-		     spins < 100; spins++)
-			;
-		ASSERT_EQ(1, n) TH_LOG("call %u: %d after %d spins", i, n, spins);
-		ASSERT_EQ(0, cq_get(c2.k.fd, &cq, &e, 0));
-		EXPECT_EQ(2000 + i, e.tag);
-		ASSERT_EQ((int)len, e.res) TH_LOG("echo %u of %u bytes", i, len);
-		if (len) {
-			uint32_t rb = KRPC_RES2_BUF(e.res2);
-
-			ASSERT_NE(KRPC_BUF_NONE, rb);
-			EXPECT_EQ(-1, check_pattern((char *)krpc_pool_buf(&c2.pool, rb) +
-						    KRPC_RES2_OFFSET(e.res2), i, len));
-			EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &rb, 1));
-		}
+		step = echo_via_cq(&c2, &cq, tx, i, 2000 + i, true);
+		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
 	}
 	/*
-	 * Four completions a call (two per side); the spinning client
-	 * reaps most, the pollers' once-a-tick look the rest.  TCP has no
+	 * Two completions a call on the client's CQ; the spinning client
+	 * reaps most, its poller's once-a-tick look the rest.  The
+	 * server's CQ is another file's: never this one's.  TCP has no
 	 * CQ: the spin only watches the queue.
 	 */
 	if (c2.transport == KRPC_TRANSPORT_TCP) {
@@ -612,6 +662,73 @@ TEST_F(ucq, busy_poll_reaps_completions_in_the_waiter)
 	} else {
 		EXPECT_GE(krpc_counter("busy_polled"), reaped + 200);
 	}
+	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
+	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
+	clnt_stop(&c2);
+}
+
+/* A process spinning in KRPC_IOC_CQ_POLL on a file of its own. */
+struct spinner {
+	pthread_t thread;
+	int fd;
+	struct krpc_cq cq;
+	volatile int stop;
+	int ret;
+	long polls;
+};
+
+static void *spinner_fn(void *arg)
+{
+	struct spinner *s = arg;
+
+	while (!s->stop) {
+		s->ret = krpc_cq_busy_poll(s->fd, &s->cq, 20000);
+		if (s->ret)
+			break;
+		s->polls++;
+	}
+	return NULL;
+}
+
+/*
+ * A process reaps its own connections' CQs only.  Another file spins in
+ * KRPC_IOC_CQ_POLL the whole time this one's polled connection (and the
+ * server's, a third file) echo; the spinner reaps none of their
+ * completions (busy_polled stays put) and its queue stays empty, the
+ * poller threads reap them all (cq_polled), and every echo is byte for
+ * byte.
+ */
+TEST_F(ucq, busy_poll_reaps_only_its_own_connections)
+{
+	long long reaped = krpc_counter("busy_polled");
+	long long polled = krpc_counter("cq_polled");
+	struct spinner sp = {};
+	struct echo_clnt c2;
+	struct krpc_cq cq;
+	uint32_t i, tx;
+	int step;
+
+	ASSERT_EQ(0, polled_clnt_start(&c2, variant->ring_flags, &cq));
+	sp.fd = krpc_dev_open(0);
+	ASSERT_LE(0, sp.fd);
+	ASSERT_EQ(0, krpc_cq_create(sp.fd, 8, &sp.cq));
+	ASSERT_EQ(0, pthread_create(&sp.thread, NULL, spinner_fn, &sp));
+	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
+	for (i = 0; i < 200; i++) {
+		step = echo_via_cq(&c2, &cq, tx, i, 3000 + i, false);
+		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
+	}
+	sp.stop = 1;
+	ASSERT_EQ(0, pthread_join(sp.thread, NULL));
+	EXPECT_EQ(0, sp.ret);
+	EXPECT_LT(0, sp.polls);
+	EXPECT_EQ(reaped, krpc_counter("busy_polled"));
+	if (c2.transport != KRPC_TRANSPORT_TCP) {
+		/* Four completions a call, two on each side's CQ. */
+		EXPECT_LE(polled + 4 * 200, krpc_counter("cq_polled"));
+	}
+	EXPECT_EQ(0, krpc_cq_destroy(sp.fd, &sp.cq));
+	EXPECT_EQ(0, close(sp.fd));
 	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
 	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
 	clnt_stop(&c2);
