@@ -6,8 +6,10 @@
  * selftests/krpc/fault_rpc.sh.  A point is where one of krpc's own
  * allocations or verbs calls can fail; an injected failure skips the whole
  * function and returns the injected value, so a point is either a function
- * whose callers handle every failure it reports, or a tiny wrapper around
- * one verb whose failure the caller handles.
+ * whose callers handle every failure it reports, a tiny wrapper around
+ * one verb whose failure the caller handles, or a check whose answer
+ * ("true", ALLOW_ERROR_INJECTION(..., TRUE)) takes a fallback that is
+ * otherwise never reached.
  *
  * fail_function finds a point by name (kallsyms) and probes one copy of
  * it: points are never inlined or cloned, and their names are unique in

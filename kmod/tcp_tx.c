@@ -37,6 +37,7 @@
 #include <linux/wait_bit.h>
 
 #include "compat/sock.h"
+#include "inject.h"
 #include "tcp.h"
 #include "pool.h"
 #include "transport.h"
@@ -44,8 +45,14 @@
 /* Payload pieces (up to a segment each) per send call. */
 #define TX_BVECS	16
 
-/* Every page of the payload can be handed to the socket by reference. */
-static bool payload_zc_ok(const struct krpc_buf *buf, u32 len)
+/*
+ * A page of the payload cannot be handed to the socket by reference (a
+ * pool's pages always can: they are never slab memory, and each holds a
+ * reference), so the payload is copied.  A fault-injection point
+ * (inject.h) with an injected "true": the copy fallback, tested.
+ */
+static KRPC_FAULT_POINT bool
+krpc_tcp_payload_must_copy(const struct krpc_buf *buf, u32 len)
 {
 	u32 pos = buf->off & PAGE_MASK, end = buf->off + len;
 
@@ -54,10 +61,11 @@ static bool payload_zc_ok(const struct krpc_buf *buf, u32 len)
 		u32 in = pos & ((1U << buf->seg_shift) - 1);
 
 		if (!sendpage_ok(seg->page + (in >> PAGE_SHIFT)))
-			return false;
+			return true;
 	}
-	return true;
+	return false;
 }
+ALLOW_ERROR_INJECTION(krpc_tcp_payload_must_copy, TRUE);
 
 /*
  * Queue a message for tx_work.  @head is copied; @buf stays owned by the
@@ -82,7 +90,7 @@ int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
 	tx->req = req;
 	tx->tc = tc;
 	if (len) {
-		tx->zc = payload_zc_ok(buf, len);
+		tx->zc = !krpc_tcp_payload_must_copy(buf, len);
 		if (tx->zc) {
 			krpc_compat_ubuf_init(&tx->ubuf);
 			atomic_inc(&tc->zc_inflight);

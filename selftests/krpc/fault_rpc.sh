@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # krpc's own allocations and verbs calls failing, one at a time, across
 # connect, accept, listen, pool creation, calls and teardown, through the
-# kernel API (krpc_test.ko) and the userspace path (fault_user).
+# kernel API (krpc_test.ko) and the userspace path (fault_user); and the
+# TCP transport's copy fallback for a payload that cannot go by reference.
 #
 # fail_function makes one call of a function marked ALLOW_ERROR_INJECTION
 # (kmod/inject.h) return an error: "space" skips the calls before it (the
@@ -220,6 +221,45 @@ rpc_check "listen: server stops" krpc_test server_stop
 round "listen" krpc_rdma_listen -$EADDRINUSE 0 0 $EADDRINUSE 1 server_start "$P"
 rpc_check "listen: server starts again" krpc_test server_start "$P"
 reconnect "listen"
+
+# --- TCP: a payload whose pages cannot go by reference is copied on
+# send.  No pool page ever fails sendpage_ok(), so the check is a fault
+# point whose injected "true" takes the fallback.  Four echoes of 4 KiB,
+# checked byte for byte, send eight payloads by reference and copy eight
+# on receive; with the first send's check failed, exactly one of them is
+# copied instead. ---
+# tcp_echo: the echoes; prints "ZC COPIES", the counters' increments
+tcp_echo() {
+	local zc0 cp0
+	zc0=$(krpc_stat tcp_zc_sends)
+	cp0=$(krpc_stat conn_copies)
+	rpc_do krpc_test echo 4096 4 >&2 || return 1
+	echo "$(($(krpc_stat tcp_zc_sends) - zc0)) $(($(krpc_stat conn_copies) - cp0))"
+}
+tcp_copy() {
+	local base inj ok=0
+	base=$(tcp_echo) || return 1
+	arm krpc_tcp_payload_must_copy 1 0 0 || return 1
+	inj=$(tcp_echo) || ok=1
+	fired || { log "krpc_tcp_payload_must_copy was not reached"; ok=1; }
+	disarm
+	set -- $base
+	log "by reference, copied: $base as is, $inj with one check failed"
+	[ $ok = 0 ] && [ "$inj" = "$(($1 - 1)) $(($2 + 1))" ]
+}
+rpc_do krpc_test disconnect > /dev/null
+rpc_check "tcp: server on $A:$P" krpc_test server_stop
+rpc_check "tcp: TCP server" krpc_test transport 2
+rpc_check "tcp: TCP server starts" krpc_test server_start "$P"
+rpc_check "tcp: client connects over TCP" krpc_test connect "$A" "$P" $DEPTH
+ktap_check "tcp: a payload that cannot go by reference is copied, echoes intact" \
+	tcp_copy
+rpc_check "tcp: echo works again" krpc_test echo 65536 2
+rpc_check "tcp: client disconnects" krpc_test disconnect
+rpc_check "tcp: server stops" krpc_test server_stop
+rpc_check "tcp: default transport again" krpc_test transport 0
+rpc_check "tcp: server starts again" krpc_test server_start "$P"
+ktap_check "tcp: nothing left" settle 0
 
 # --- userspace: pool creation, connect and call through /dev/krpc ---
 rpc_do krpc_test disconnect > /dev/null
