@@ -237,15 +237,15 @@ tcp_echo() {
 	echo "$(($(krpc_stat tcp_zc_sends) - zc0)) $(($(krpc_stat conn_copies) - cp0))"
 }
 tcp_copy() {
-	local base inj ok=0
+	local base inj bad=0
 	base=$(tcp_echo) || return 1
 	arm krpc_tcp_payload_must_copy 1 0 0 || return 1
-	inj=$(tcp_echo) || ok=1
-	fired || { log "krpc_tcp_payload_must_copy was not reached"; ok=1; }
+	inj=$(tcp_echo) || bad=1
+	fired || { log "krpc_tcp_payload_must_copy was not reached"; bad=1; }
 	disarm
 	set -- $base
 	log "by reference, copied: $base as is, $inj with one check failed"
-	[ $ok = 0 ] && [ "$inj" = "$(($1 - 1)) $(($2 + 1))" ]
+	[ $bad = 0 ] && [ "$inj" = "$(($1 - 1)) $(($2 + 1))" ]
 }
 rpc_do krpc_test disconnect > /dev/null
 rpc_check "tcp: server on $A:$P" krpc_test server_stop

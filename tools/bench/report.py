@@ -469,18 +469,12 @@ def user_over_kernel(pairs):
                   ("krpc_kernel_poll_lat", "krpc_kernel_pollcpu_lat"))
     if not best:
         return []
-    user, kern = "krpc_user_cq_kpoll_lat", best[1]
-    uk, kr = [], []
-    for rnd in sorted(pairs):
-        b, u, k = (pairs[rnd].get(x) for x in ("raw_verbs_lat", user, kern))
-        if not (b and u and k and b.get("lat_p50_us") and
-                u.get("lat_p50_us") and k.get("lat_p50_us")):
-            continue
-        uk.append(u["lat_p50_us"] / k["lat_p50_us"])
-        kr.append(k["lat_p50_us"] / b["lat_p50_us"])
+    kmed, kern = best[0], best[1]
+    uk = paired(pairs, kern, ("krpc_user_cq_kpoll_lat",))
     if not uk:
         return []
-    room = 1.5 / median(kr)
+    umed, user, ratios = uk
+    room = 1.5 / kmed
     allow = ("%.0f %%" % ((room - 1.0) * 100.0) if room > 1.0 else
              "nothing (the kernel path alone is past 1.5x)")
     return [
@@ -491,9 +485,9 @@ def user_over_kernel(pairs):
         "for %s over the kernel path, for all it adds (io_uring's "
         "submission, the return to each process, their work); it measured "
         "%+.0f %%." % (
-            LABEL[user], LABEL[kern], median(uk),
-            ", ".join("%.2f" % x for x in uk), median(kr), allow,
-            (median(uk) - 1.0) * 100.0),
+            LABEL[user], LABEL[kern], umed,
+            ", ".join("%.2f" % x for x in ratios), kmed, allow,
+            (umed - 1.0) * 100.0),
         ""]
 
 
