@@ -506,9 +506,9 @@ def switch_section(sw):
     if raw and cq:
         line = ("The krpc user path (completion queue) took %.1f switches "
                 "per round trip against the event-mode raw ping-pong's "
-                "%.1f; %.1f of them were ksoftirqd's." % (
+                "%.1f; ksoftirqd's were %.1f and %.1f of them." % (
                     cq["ctxt_per_call"], raw["ctxt_per_call"],
-                    cq["ksoftirqd_per_call"]))
+                    cq["ksoftirqd_per_call"], raw["ksoftirqd_per_call"]))
         if cq["ksoftirqd_per_call"] >= 1 and \
                 raw["ksoftirqd_per_call"] < 0.5:
             line += (
@@ -516,8 +516,8 @@ def switch_section(sw):
                 "workqueue, in process context: the softirq in which "
                 "IB_POLL_SOFTIRQ CQs (krpc's, as nvme-rdma's) reap "
                 "their completions is raised there, outside interrupt "
-                "context, so the kernel wakes ksoftirqd to run it, a switch "
-                "to it and one back per completion.  The raw ping-pong's "
+                "context, so the kernel wakes ksoftirqd to run it: a switch "
+                "to that thread and one back, each time.  The raw ping-pong's "
                 "completion event wakes the process from the handler "
                 "itself.  %s" % (
                     "The kernel path pays the same (%.1f ksoftirqd switches "
@@ -528,6 +528,17 @@ def switch_section(sw):
         elif cq["ksoftirqd_per_call"] < 0.5:
             line += ("  Soft-RoCE completes from softirq here (tasklets), "
                      "so krpc's completions are reaped without ksoftirqd.")
+            busy = sw.get("raw_verbs_lat")
+            if raw["ksoftirqd_per_call"] >= 1 and busy and \
+                    busy["ksoftirqd_per_call"] < 0.5:
+                line += ("  The raw ping-pong's event mode is the one that "
+                         "goes through ksoftirqd (%.1f per round trip, %.2f "
+                         "when it busy-polls): Soft-RoCE runs a user QP's "
+                         "sends in the posting system call, and a completion "
+                         "event scheduled from there, in process context, "
+                         "wakes ksoftirqd to deliver it." % (
+                             raw["ksoftirqd_per_call"],
+                             busy["ksoftirqd_per_call"]))
         out += [line, ""]
     return out
 
