@@ -54,6 +54,12 @@ modules: kdir-check
 	@cp -rsf $(top)/Kbuild $(top)/kmod $(top)/uapi $(top)/selftests $(BUILD)/
 	@$(top)/kmod/compat/probe $(KDIR) $(BUILD)/kmod/compat/generated
 	$(MAKE) -C $(KDIR) M=$(BUILD) modules
+	@# Kbuild does not rerun modpost for a module whose only change is
+	@# krpc's symbol versions (its KBUILD_EXTRA_SYMBOLS): drop the
+	@# symbol dumps older than krpc's, so the modules get the new ones.
+	@find $(BUILD)/selftests/krpc/module $(BUILD)/tools/bench/module \
+		-maxdepth 1 -name Module.symvers ! -newer $(BUILD)/Module.symvers \
+		-delete 2>/dev/null || true
 	@if [ -d $(top)/selftests/krpc/module ]; then \
 		$(MAKE) -C $(KDIR) M=$(BUILD)/selftests/krpc/module \
 			KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules; fi
