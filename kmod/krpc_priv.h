@@ -213,6 +213,8 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg);
  * @backlog:	client: calls waiting for a slot
  * @nr_backlog:	entries on @backlog
  * @zombies:	slots held by abandoned calls whose reply has not come
+ * @nr_unreplied: client: calls holding a slot whose reply has not come
+ *		(RDMA credit updates, rdma.c)
  * @reset:	reason to shut the connection down at the next
  *		krpc_conn_unlock() (the transport's shutdown takes the lock)
  * @srv:	server side: the server
@@ -221,6 +223,8 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg);
  * @nr_reqs:	server side: requests alive, from krpc_req_alloc_locked() to
  *		krpc_req_free_locked(), one-way ones and replies not yet
  *		written included (the TCP receiver's bound, tcp_rx.c)
+ * @nr_owed:	server side: requests holding a slot in @reqs, each owing
+ *		its client a reply (RDMA credit updates, rdma.c)
  * @done_list:	calls whose completion runs at the next krpc_conn_unlock()
  * @run_list:	NOSLEEP requests to run at the next krpc_conn_unlock()
  * @free_list:	requests to free at the next krpc_conn_unlock() (their
@@ -257,12 +261,14 @@ struct krpc_conn {
 	struct list_head backlog;
 	unsigned int nr_backlog;
 	unsigned int zombies;
+	unsigned int nr_unreplied;
 	int reset;
 
 	struct krpc_server *srv;
 	struct list_head srv_node;
 	struct krpc_req **reqs;
 	unsigned int nr_reqs;
+	unsigned int nr_owed;
 
 	struct list_head done_list;
 	struct list_head run_list;

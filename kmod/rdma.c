@@ -452,12 +452,44 @@ static int sctx_post_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 }
 
 /*
- * An explicit credit update is due when the peer runs low: it holds about
- * nr_recv - starved - grant_pending credits (less those in flight), so
- * when grant_pending + starved reaches half the receives, as brpc's pure
- * ACK does.  Otherwise credits ride on the next call or reply.  The
- * update must return at least 2: its own receive costs the peer one, so
- * updates answering updates die out (the threshold: krpc_rdma_setup()).
+ * Credits the peer holds beyond all that the request/reply flow can still
+ * ask of it, for its control messages (an upper bound: what it sent that
+ * has not arrived is not counted).  It holds nr_recv - withheld credits,
+ * less those in flight; withheld is grant_pending + starved.
+ *  - Our peer is a server: it needs one credit per reply still to come
+ *    (conn->nr_unreplied; a call whose reply came may hold its slot a
+ *    little longer, until its send completes).
+ *  - Our peer is a client: it may fill its depth, one credit per call;
+ *    but a call we owe a reply (one holding a slot) is already counted
+ *    against it, and its credits come back with that reply.
+ * With nr_recv = depth + KRPC_EXTRA_RECVS this never drops below
+ * KRPC_EXTRA_RECVS - starved in a pure request/reply flow: the calls and
+ * replies carry the credits.  What uses it up is the rest: one-way calls,
+ * cancel notices, keepalives, receives without a buffer.
+ */
+static u32 peer_spare(struct krpc_rdma_conn *rc)
+{
+	struct krpc_conn *conn = rc->conn;
+	u32 used = rc->grant_pending + rc->starved;
+
+	if (conn->server)
+		used += conn->depth - min(conn->nr_owed, conn->depth);
+	else
+		used += conn->nr_unreplied;
+	return used < rc->nr_recv ? rc->nr_recv - used : 0;
+}
+
+/*
+ * An explicit credit update is due when the peer runs low: when
+ * grant_pending + starved reaches half the receives, as brpc's pure ACK
+ * does, unless the peer still holds KRPC_CREDIT_SPARE credits beyond what
+ * our calls and replies will give back anyway (peer_spare()): a server
+ * that has received a depth of calls and answers them later, or a client
+ * whose replies all came in before it made its next calls, would
+ * otherwise send an update that the next reply or call carries.
+ * Otherwise credits ride on the next call or reply.  The update must
+ * return at least 2: its own receive costs the peer one, so updates
+ * answering updates die out (the threshold: krpc_rdma_setup()).
  */
 static bool credit_update_due(struct krpc_rdma_conn *rc)
 {
@@ -466,7 +498,8 @@ static bool credit_update_due(struct krpc_rdma_conn *rc)
 	if (rc->want_credit)
 		return true;
 	return rc->grant_pending >= 2 &&
-	       rc->grant_pending + rc->starved >= rc->credit_thresh;
+	       rc->grant_pending + rc->starved >= rc->credit_thresh &&
+	       peer_spare(rc) < KRPC_CREDIT_SPARE;
 }
 
 /*

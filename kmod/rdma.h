@@ -20,6 +20,11 @@
 #define KRPC_NR_CTRL		4
 /* Receives beyond the depth: room for the peer's control messages. */
 #define KRPC_EXTRA_RECVS	KRPC_NR_CTRL
+/*
+ * Credits beyond what calls and replies give back that the peer keeps for
+ * control messages before an explicit update is sent (credit_update_due()).
+ */
+#define KRPC_CREDIT_SPARE	2
 /* SGEs per SEND, RDMA READ or RDMA WRITE work request we build. */
 #define KRPC_MAX_SGE		16
 /* Cancel notices waiting for a control context; more are dropped. */

@@ -107,6 +107,8 @@ bool krpc_call_result_locked(struct krpc_call *call, int status,
 void krpc_call_replied_locked(struct krpc_call *call)
 {
 	lockdep_assert_held(&call->conn->lock);
+	if (!(call->state & CALL_REPLIED) && (call->state & CALL_SLOT))
+		call->conn->nr_unreplied--;
 	call->state |= CALL_REPLIED;
 }
 
@@ -129,12 +131,15 @@ static int call_start_locked(struct krpc_call *call)
 	call->id = (++conn->seq << KRPC_CALL_SLOT_BITS) | slot;
 	conn->calls[slot] = call;
 	call->state |= CALL_SLOT | CALL_XPRT;
+	conn->nr_unreplied++;
 	kref_get(&call->ref);
 
 	ret = conn->ops->send_call(conn, call);
 	if (ret) {
 		conn->calls[slot] = NULL;
 		conn->free_slots[conn->nr_free++] = slot;
+		if (!(call->state & CALL_REPLIED))
+			conn->nr_unreplied--;
 		call->state &= ~(CALL_SLOT | CALL_XPRT);
 		krpc_call_put(call);
 	}
@@ -170,6 +175,8 @@ void krpc_call_slot_release_locked(struct krpc_call *call)
 		return;
 	conn->calls[call->slot] = NULL;
 	conn->free_slots[conn->nr_free++] = call->slot;
+	if (!(call->state & CALL_REPLIED))
+		conn->nr_unreplied--;
 	if (call->state & CALL_ZOMBIE)
 		conn->zombies--;
 	call->state &= ~(CALL_SLOT | CALL_ZOMBIE);

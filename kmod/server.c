@@ -285,6 +285,7 @@ struct krpc_req *krpc_req_alloc_locked(struct krpc_conn *conn, bool oneway,
 		req->slot = slot;
 		req->flags |= REQ_SLOT;
 		conn->reqs[slot] = req;
+		conn->nr_owed++;
 	}
 	m = xa_load(&conn->srv->methods, method);
 	if (m) {
@@ -374,6 +375,7 @@ void krpc_req_slot_release_locked(struct krpc_req *req)
 	if (!(req->flags & REQ_SLOT))
 		return;
 	conn->reqs[req->slot] = NULL;
+	conn->nr_owed--;
 	req->flags &= ~REQ_SLOT;
 }
 

@@ -4,7 +4,8 @@
  * rings set up in each supported way: echo of every size from 0 to the
  * buffer size, checked byte for byte; thousands of calls in flight from
  * one ring, each completed exactly once; kernel-enforced timeouts; CANCEL;
- * credits returned on calls and replies, without CREDIT messages.
+ * credits returned on calls and replies, without CREDIT messages, one call
+ * at a time or a depth at once.
  * The server runs in a thread on a /dev/krpc file and ring of its own.
  */
 #include <errno.h>
@@ -180,6 +181,55 @@ TEST_F_TIMEOUT(uecho, credits_ride_on_calls_and_replies, 300)
 	allowed = 2 * (ms / 25 + 2);
 	TH_LOG("1000 echoes in %lld ms: %lld CREDIT messages (at most %lld)",
 	       ms, after - before, allowed);
+	EXPECT_LE(after - before, allowed);
+	EXPECT_EQ(0, self->srv.err);
+}
+
+/*
+ * A depth of calls at once, then all their replies, then the next depth:
+ * the client takes a depth of replies before it sends again, and the
+ * server takes calls faster than its replies leave.  Neither peer ever
+ * needs more credits than the next call or reply returns (peer_spare() in
+ * rdma.c), so no CREDIT is due but the keepalive timer's, at most one per
+ * side per tick (half of ka_interval_ms, 500 ms).  With updates due at
+ * half the receives whatever the peer held, the client sent one in every
+ * batch.
+ */
+TEST_F_TIMEOUT(uecho, credits_ride_on_batches_of_a_depth, 300)
+{
+	enum { DEPTH = 16, BATCHES = 100 };
+	struct io_uring *ring = self->c.k.ring;
+	long long before, after, t0, ms, allowed;
+	unsigned int b, i;
+
+	if (self->c.transport != KRPC_TRANSPORT_RDMA)
+		SKIP(return, "credits are RDMA's (TCP has the socket's window)");
+	before = krpc_counter("conn_credit_msgs");
+	ASSERT_LE(0, before);
+	t0 = now_ms();
+	for (b = 0; b < BATCHES; b++) {
+		for (i = 0; i < DEPTH; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+			ASSERT_NE(NULL, sqe);
+			krpc_prep_call(&self->c.k, sqe, self->c.conn, M_ECHO,
+				       KRPC_BUF_NONE, 0, 0, i, b * DEPTH + i);
+		}
+		ASSERT_EQ(DEPTH, io_uring_submit(ring));
+		for (i = 0; i < DEPTH; i++) {
+			struct io_uring_cqe *cqe;
+
+			ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+			EXPECT_EQ(0, cqe->res);
+			EXPECT_EQ(b, cqe->user_data / DEPTH);
+			io_uring_cqe_seen(ring, cqe);
+		}
+	}
+	ms = now_ms() - t0;
+	after = krpc_counter("conn_credit_msgs");
+	allowed = 2 * (ms / 500 + 2);
+	TH_LOG("%d batches of %d calls in %lld ms: %lld CREDIT messages (at most %lld)",
+	       BATCHES, DEPTH, ms, after - before, allowed);
 	EXPECT_LE(after - before, allowed);
 	EXPECT_EQ(0, self->srv.err);
 }
