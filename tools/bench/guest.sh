@@ -50,22 +50,31 @@ iters() {	# fewer iterations for larger messages, at least 100
 	echo $n
 }
 
-# perftest: server in the background, client in the foreground, same guest.
+# A raw-verbs tool's server in the background, its client in the
+# foreground, same guest.  Bounded on both sides: rxe under a loaded
+# emulator has been seen to hang an event-mode run, and a server whose
+# client timed out would wait for it forever.  Returns the client's
+# status; the server's is left in peers_srv.
+peers_srv=0
+peers() {	# peers TIMEOUT CMD ARGS...: CMD ARGS, then CMD ARGS $addr
+	local t=$1
+	shift
+	timeout $((t + 10)) "$@" > "$tmp/server.log" 2>&1 &
+	local spid=$!
+	sleep 1
+	timeout "$t" "$@" "$addr" > "$tmp/client.log" 2>&1
+	local rc=$?
+	wait $spid
+	peers_srv=$?
+	cat "$tmp/client.log" >> "$out.log"
+	return $rc
+}
+
+# perftest (ib_send_lat, ib_send_bw): pt_timeout bounds a run (120 s).
 perftest() {	# perftest TOOL ARGS...
 	local tool=$1
 	shift
-	# Bounded on both sides: rxe under a loaded emulator has been seen to
-	# hang an event-mode run, and a server whose client timed out would
-	# wait for it forever.
-	local t=${pt_timeout:-120}
-	timeout $((t + 10)) "$tool" -d "$dev" -x 1 "$@" > "$tmp/server.log" 2>&1 &
-	local spid=$!
-	sleep 1
-	timeout "$t" "$tool" -d "$dev" -x 1 "$@" "$addr" > "$tmp/client.log" 2>&1
-	local rc=$?
-	wait $spid
-	cat "$tmp/client.log" >> "$out.log"
-	return $rc
+	peers "${pt_timeout:-120}" "$tool" -d "$dev" -x 1 "$@"
 }
 
 raw_lat() {	# raw_lat SIZE PATHNAME [-e]
@@ -84,9 +93,10 @@ raw_lat() {	# raw_lat SIZE PATHNAME [-e]
 	}
 }
 
-# Event mode: ib_send_lat -e until it fails once.  On 6.12 it hangs every
-# time, both sides asleep in ibv_get_cq_event() (read() of the completion
-# channel) with nothing in flight, so its try is bounded to 30 s; from then
+# Event mode: ib_send_lat -e until it fails once.  On 6.12 it hangs in
+# most tries, both sides asleep in ibv_get_cq_event() (read() of the
+# completion channel) with nothing in flight, so its try is bounded to
+# 30 s; from then
 # on, in this boot, ibv_rc_pingpong -e (rdma-core's ibverbs-utils) measures
 # the event-mode floor.  It reports only a mean ("usec/iter", an iteration
 # being one round trip: each side sends once it has its peer's message),
@@ -102,19 +112,11 @@ raw_ev() {	# raw_ev SIZE: 0 measured, 1 failed
 	raw_ev_pp "$1"
 }
 
-rc_pp() {	# rc_pp SIZE ITERS [-e]: ibv_rc_pingpong, server and client
-	local size=$1 n=$2 rc
+rc_pp() {	# rc_pp SIZE ITERS [-e]: ibv_rc_pingpong, both sides must pass
+	local size=$1 n=$2
 	shift 2
-	timeout 40 ibv_rc_pingpong -d "$dev" -g 1 "$@" -s "$size" -n "$n" \
-		> "$tmp/server.log" 2>&1 &
-	local spid=$!
-	sleep 1
-	timeout 30 ibv_rc_pingpong -d "$dev" -g 1 "$@" -s "$size" -n "$n" \
-		"$addr" > "$tmp/client.log" 2>&1
-	rc=$?
-	wait $spid || rc=1
-	cat "$tmp/client.log" >> "$out.log"
-	return $rc
+	peers 30 ibv_rc_pingpong -d "$dev" -g 1 "$@" -s "$size" -n "$n" &&
+		[ $peers_srv = 0 ]
 }
 
 raw_ev_pp() {	# raw_ev_pp SIZE: ibv_rc_pingpong -e, the mean round trip
@@ -147,9 +149,10 @@ switches() {	# switches WHAT CALLS CMD...: per call of CMD, 64 B
 	read -r a0 a1 <<< "$(ctxsw)"
 	"$@" > /dev/null 2>> "$out.log" || { echo "bench: switches $what failed"; return 1; }
 	read -r b0 b1 <<< "$(ctxsw)"
+	per() { awk -v d="$1" -v n="$calls" 'BEGIN { printf "%.2f", d / n }'; }
 	emit switches 64 1 "what=\"$what\"" "calls=$calls" \
-		"ctxt_per_call=$(awk -v d=$((b0 - a0)) -v n="$calls" 'BEGIN { printf "%.2f", d / n }')" \
-		"ksoftirqd_per_call=$(awk -v d=$((b1 - a1)) -v n="$calls" 'BEGIN { printf "%.2f", d / n }')"
+		"ctxt_per_call=$(per $((b0 - a0)))" \
+		"ksoftirqd_per_call=$(per $((b1 - a1)))"
 }
 
 raw_bw() {	# raw_bw SIZE

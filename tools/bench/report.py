@@ -363,7 +363,7 @@ def targets(d, krows, pairs):
     (the single runs of the tables are shown beside them), else on the
     single runs.
     """
-    def p50(path, size=64, key="lat_p50_us"):
+    def lat(path, size=64, key="lat_p50_us"):
         r = d.get((path, size))
         return r.get(key) if r else None
 
@@ -377,7 +377,7 @@ def targets(d, krows, pairs):
         """One latency target: @single is (@key, path) of the tables."""
         ok = (lambda x: x < limit) if strict else (lambda x: x <= limit)
         cell, val, good = "", None, False
-        ref = p50(base, key=key)
+        ref = lat(base, key=key)
         if ref and single:
             v, p = single
             cell = "single runs: %.1f us (%s) vs %.1f us: %.2fx" % (
@@ -394,15 +394,15 @@ def targets(d, krows, pairs):
             rows.append([name, cell, verdict(good, val)])
 
     rows = []
-    kerns = [(p50(p), p) for p in ("krpc_kernel_lat", "krpc_kernel_poll_lat",
-                                   "krpc_kernel_pollcpu_lat") if p50(p)]
+    kerns = [(lat(p), p) for p in ("krpc_kernel_lat", "krpc_kernel_poll_lat",
+                                   "krpc_kernel_pollcpu_lat") if lat(p)]
     lat_row("kernel-path p50 at 64 B <= 1.2x busy-polling raw", 1.2, False,
             "raw_verbs_lat", min(kerns) if kerns else None,
             ("krpc_kernel_poll_lat", "krpc_kernel_pollcpu_lat"), how)
-    fast = [(p50(p), p) for p in ("krpc_user_sqpoll_lat", "krpc_user_busy_lat",
+    fast = [(lat(p), p) for p in ("krpc_user_sqpoll_lat", "krpc_user_busy_lat",
                                   "krpc_user_busy_poll_lat",
                                   "krpc_user_cq_busy_lat",
-                                  "krpc_user_cq_kpoll_lat") if p50(p)]
+                                  "krpc_user_cq_kpoll_lat") if lat(p)]
     lat_row("user-path p50 at 64 B, SQPOLL or busy polling, <= 1.5x "
             "busy-polling raw", 1.5, False, "raw_verbs_lat",
             min(fast) if fast else None, ("krpc_user_cq_kpoll_lat",), how)
@@ -414,11 +414,11 @@ def targets(d, krows, pairs):
            ("raw_verbs_lat_event_mean", "lat_avg_us", "mean"))
     base, key, what = next(
         (e for e in evs if any(e[0] in rnd for rnd in pairs.values())),
-        next((e for e in evs if p50(e[0], key=e[1])), evs[0]))
-    rings = [(p50(p, key=key), p) for p in ("krpc_user_lat",
+        next((e for e in evs if lat(e[0], key=e[1])), evs[0]))
+    rings = [(lat(p, key=key), p) for p in ("krpc_user_lat",
                                             "krpc_user_defer_lat",
                                             "krpc_user_cq_lat")
-             if p50(p, key=key)]
+             if lat(p, key=key)]
     lat_row("user-path %s at 64 B, no polling, < event-mode raw" % what,
             1.0, True, base, min(rings) if rings else None,
             ("krpc_user_cq_lat",),
@@ -484,13 +484,10 @@ SWITCH_LABEL = {
 
 def switch_section(sw):
     """Context switches per round trip at 64 B (guest.sh's switches())."""
-    order = ["raw_verbs_lat", "raw_verbs_lat_event", "krpc_kernel_lat",
-             "krpc_kernel_poll_lat", "krpc_user_lat", "krpc_user_cq_lat",
-             "krpc_user_cq_kpoll_lat"]
-    rows = [[SWITCH_LABEL.get(w) or LABEL.get(w, w),
+    rows = [[SWITCH_LABEL.get(w) or LABEL[w],
              "%.2f" % sw[w]["ctxt_per_call"],
              "%.2f" % sw[w]["ksoftirqd_per_call"]]
-            for w in order if w in sw]
+            for w, _ in LAT_PATHS if w in sw]
     if not rows:
         return []
     out = section("Context switches per round trip, 64 B")
