@@ -42,6 +42,8 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(protocol_errors);
 	STAT(tcp_fallbacks);
 	STAT(tcp_zc_sends);
+	STAT(cq_reaped_softirq);
+	STAT(cq_reaped_work);
 	STAT(cq_polled);
 	STAT(poll_sleeps);
 	STAT(poll_defers);

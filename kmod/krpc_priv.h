@@ -16,8 +16,9 @@
  *	moves on the data path: call slots, backlog, server request slots,
  *	and the transport's credits, send queue and per-message contexts.
  *	Taken from callers of the API (process or softirq), completion
- *	handlers (softirq: CQs are IB_POLL_SOFTIRQ; or a poller thread with
- *	bottom halves disabled, rdma_poll.c), timers and workqueues.
+ *	handlers (softirq: CQs are IB_POLL_SOFTIRQ; a software device's CQ
+ *	work with bottom halves disabled, rdma_cq.c; or a poller thread
+ *	with bottom halves disabled, rdma_poll.c), timers and workqueues.
  *	User callbacks and NOSLEEP handlers never run under it: they are
  *	queued and run by krpc_conn_unlock().
  *   ib_mr_pool's qp->mr_lock, then krpc_pool.lock (spinlock, _bh) - a pool's free lists; innermost.
@@ -95,6 +96,9 @@ struct krpc_global_stats {
 	atomic64_t protocol_errors;
 	atomic64_t tcp_fallbacks;
 	atomic64_t tcp_zc_sends;	/* TCP payloads sent by reference */
+	/* completions of software devices' CQs (rdma_cq.c) reaped ... */
+	atomic64_t cq_reaped_softirq;	/* ... in softirq (irq_poll) */
+	atomic64_t cq_reaped_work;	/* ... on krpc_cq_wq */
 	atomic64_t cq_polled;		/* completions reaped by pollers */
 	atomic64_t poll_sleeps;		/* pollers that armed their CQs and slept */
 	atomic64_t poll_defers;		/* poller ticks left to busy pollers */
@@ -482,6 +486,7 @@ void krpc_conn_orphan_reqs_locked(struct krpc_conn *conn);
 
 extern struct workqueue_struct *krpc_wq;	 /* teardown, pool release */
 extern struct workqueue_struct *krpc_handler_wq; /* request handlers */
+extern struct workqueue_struct *krpc_cq_wq;	 /* software devices' CQs */
 
 int krpc_chardev_init(void);
 int krpc_ioc_copy_in(void *dst, size_t ksize, const void __user *arg, u32 min,

@@ -13,6 +13,7 @@
 struct krpc_global_stats krpc_stats;
 struct workqueue_struct *krpc_wq;
 struct workqueue_struct *krpc_handler_wq;
+struct workqueue_struct *krpc_cq_wq;
 
 static int __init krpc_init(void)
 {
@@ -41,10 +42,17 @@ static int __init krpc_init(void)
 		ret = -ENOMEM;
 		goto out_wq;
 	}
+	/* Software devices' CQs (rdma_cq.c), as ib_core's ib_comp_unbound_wq. */
+	krpc_cq_wq = alloc_workqueue("krpc_cq",
+				     WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!krpc_cq_wq) {
+		ret = -ENOMEM;
+		goto out_handler_wq;
+	}
 
 	ret = krpc_rpc_init();
 	if (ret)
-		goto out_handler_wq;
+		goto out_cq_wq;
 
 	ret = krpc_server_init();
 	if (ret)
@@ -67,6 +75,8 @@ out_server:
 	krpc_server_exit();
 out_rpc:
 	krpc_rpc_exit();
+out_cq_wq:
+	destroy_workqueue(krpc_cq_wq);
 out_handler_wq:
 	destroy_workqueue(krpc_handler_wq);
 out_wq:
@@ -85,6 +95,8 @@ static void __exit krpc_exit(void)
 	krpc_tcp_exit();
 	krpc_server_exit();
 	krpc_rpc_exit();
+	/* Every connection's CQ is gone. */
+	destroy_workqueue(krpc_cq_wq);
 	destroy_workqueue(krpc_handler_wq);
 	/* Runs pending pool releases. */
 	destroy_workqueue(krpc_wq);

@@ -129,9 +129,10 @@ struct krpc_rx {
  * @id_owned_by_core: rdma_cm destroys @cm_id (CONNECT_REQUEST failure)
  * @ibdev:	@kdev's ib_device
  * @qp:		queue pair
- * @cq:		completion queue: shared (ib_cq_pool_get()), or the
- *		connection's own when @pcq is set
+ * @cq:		completion queue: shared (ib_cq_pool_get(), hardware), or the
+ *		connection's own when @pcq or @ecq is set
  * @pcq:	polled CQ (rdma_poll.c), made while poll_usecs was non-zero
+ * @ecq:	a software device's CQ (rdma_cq.c), reaped per event
  * @cq_size:	entries taken from it
  * @mrs:	FRWR MRs (client side, ib_mr_pool)
  * @mr_pages:	pages per MR
@@ -192,6 +193,7 @@ struct krpc_rdma_conn {
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	struct krpc_pcq *pcq;
+	struct krpc_ecq *ecq;
 	unsigned int cq_size;
 	struct list_head mrs;
 	u32 mr_pages;
@@ -251,6 +253,13 @@ void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
+
+/* Software devices' CQs (rdma_cq.c) */
+#define KRPC_REAP_BATCH		16	/* work completions per ib_poll_cq() */
+int krpc_rdma_reap_cq(struct ib_cq *cq, struct ib_wc *wc, int budget,
+		      u32 conn_id);
+int krpc_rdma_ecq_create(struct krpc_rdma_conn *rc);
+void krpc_rdma_ecq_destroy(struct krpc_rdma_conn *rc);
 
 /* Polled CQs (rdma_poll.c) */
 int krpc_rdma_poll_cq_create(struct krpc_rdma_conn *rc);

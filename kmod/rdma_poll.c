@@ -3,8 +3,9 @@
  * RDMA transport, polled completion queues (module parameter poll_usecs).
  *
  * By default a connection's completions come from a shared ib_cq_pool CQ
- * in softirq: each completion is an interrupt (on Soft-RoCE a tasklet), a
- * softirq pass and a re-arm.  With poll_usecs > 0, a connection made from
+ * in softirq (a software device's own CQ, rdma_cq.c): each completion is
+ * an interrupt (on Soft-RoCE a tasklet or a work item), a softirq pass or
+ * a work item, and a re-arm.  With poll_usecs > 0, a connection made from
  * then on gets a CQ of its own, served by one of poll_threads kernel
  * threads ("krpc_poll/N"), as brpc's pollers (rdma_use_polling) and
  * nvme-rdma's poll queues do.  A poller reaps every CQ it serves in turn
@@ -46,7 +47,6 @@
 #include "pool.h"
 #include "rdma.h"
 
-#define KRPC_POLL_BATCH		16	/* work completions per ib_poll_cq() */
 #define KRPC_POLL_BUDGET	64	/* per CQ per pass */
 /* Jiffies after a process last reaped a CQ that its poller still defers. */
 #define KRPC_BUSY_GRACE		2
@@ -64,7 +64,7 @@ struct krpc_poller {
 	struct mutex lock;
 	struct list_head cqs;
 	unsigned int nr_cqs;
-	struct ib_wc wc[KRPC_POLL_BATCH];
+	struct ib_wc wc[KRPC_REAP_BATCH];
 };
 
 /**
@@ -104,33 +104,10 @@ static bool pcq_deferred(const struct krpc_pcq *pcq)
 	return time_before64(get_jiffies_64(), pcq->busy_until);
 }
 
-/* Reap up to @budget completions of @pcq, as __ib_process_cq() does. */
+/* Reap up to @budget completions of @pcq. */
 static int poll_cq(struct krpc_poller *p, struct krpc_pcq *pcq, int budget)
 {
-	int done = 0, n, i;
-
-	while (done < budget) {
-		n = ib_poll_cq(pcq->cq, min(budget - done, KRPC_POLL_BATCH),
-			       p->wc);
-		if (n <= 0) {
-			if (n < 0)
-				pr_err_ratelimited("conn %u: ib_poll_cq: %d\n",
-						   pcq->conn_id, n);
-			break;
-		}
-		for (i = 0; i < n; i++) {
-			struct ib_wc *wc = &p->wc[i];
-
-			if (wc->wr_cqe)
-				wc->wr_cqe->done(pcq->cq, wc);
-			else
-				WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
-		}
-		done += n;
-		if (n < KRPC_POLL_BATCH)
-			break;
-	}
-	return done;
+	return krpc_rdma_reap_cq(pcq->cq, p->wc, budget, pcq->conn_id);
 }
 
 /*
@@ -385,7 +362,7 @@ void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc)
  * Only CQs of connections whose pool @owner owns are reaped; each one is
  * deferred to busy polling for KRPC_BUSY_GRACE from now (its poller leaves
  * it unarmed and looks at least once a tick).  @stop is checked after each
- * batch of at most KRPC_POLL_BATCH, so that the pass ends as soon as the
+ * batch of at most KRPC_REAP_BATCH, so that the pass ends as soon as the
  * caller's wait is over: what it leaves (other CQs, the rest of this one)
  * is reaped by the next pass, off the path of the reply.  Batches, not single
  * completions: a deep queue still takes many completions per pass.  A
@@ -416,10 +393,10 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
 				continue;
 			pcq->busy_until = get_jiffies_64() + KRPC_BUSY_GRACE;
 			for (k = 0; k < KRPC_POLL_BUDGET; k += m) {
-				m = poll_cq(p, pcq, KRPC_POLL_BATCH);
+				m = poll_cq(p, pcq, KRPC_REAP_BATCH);
 				done += m;
 				over = m && stop(arg);
-				if (over || m < KRPC_POLL_BATCH)
+				if (over || m < KRPC_REAP_BATCH)
 					break;
 			}
 			if (over)

@@ -67,6 +67,8 @@ static KRPC_FAULT_POINT int krpc_rdma_create_cq(struct krpc_rdma_conn *rc)
 
 	if (krpc_param(poll_usecs))
 		return krpc_rdma_poll_cq_create(rc);
+	if (ib_uses_virt_dma(rc->ibdev))
+		return krpc_rdma_ecq_create(rc);
 	cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, rc->conn->id,
 			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq))
@@ -421,6 +423,8 @@ void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
 	}
 	if (rc->pcq) {
 		krpc_rdma_poll_cq_destroy(rc);
+	} else if (rc->ecq) {
+		krpc_rdma_ecq_destroy(rc);
 	} else if (rc->cq) {
 		ib_cq_pool_put(rc->cq, rc->cq_size);
 		rc->cq = NULL;

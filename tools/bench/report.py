@@ -522,9 +522,23 @@ def switch_section(sw):
                     if kern and kern["ksoftirqd_per_call"] >= 1 else "") +
                 "An HCA calls completion handlers in hard interrupts, "
                 "where the softirq runs on their exit, without ksoftirqd.")
+        elif cq["ksoftirqd_per_call"] < 0.5 and \
+                cq.get("cq_work_per_call", 0) > cq.get("cq_softirq_per_call", 0):
+            line += (
+                "  Here Soft-RoCE calls the completion handlers from its "
+                "workqueue, in process context, where a raised softirq "
+                "would wait for ksoftirqd on that busy vCPU; krpc's CQs on "
+                "a software device (rdma_cq.c) then queue their reaping on "
+                "krpc's unbound work queue instead, which the other vCPU "
+                "picks up (%.1f completions per call reaped there, %.1f in "
+                "softirq)." % (cq["cq_work_per_call"],
+                               cq["cq_softirq_per_call"]))
         elif cq["ksoftirqd_per_call"] < 0.5:
             line += ("  Soft-RoCE completes from softirq here (tasklets), "
-                     "so krpc's completions are reaped without ksoftirqd.")
+                     "so krpc's completions are reaped without ksoftirqd%s." % (
+                         " (%.1f completions per call reaped in softirq)" %
+                         cq["cq_softirq_per_call"]
+                         if "cq_softirq_per_call" in cq else ""))
             busy = sw.get("raw_verbs_lat")
             if raw["ksoftirqd_per_call"] >= 1 and busy and \
                     busy["ksoftirqd_per_call"] < 0.5:
