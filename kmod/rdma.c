@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RDMA transport, send side and connection resources.
+ * RDMA transport, send side: posting, flow control and the transport
+ * operations (send contexts and send completions: rdma_sctx.c).
  *
  * Flow control.  Each side posts nr_recv receives and tells the peer in the
  * handshake; the peer may send that many messages.  Every message carries
@@ -16,59 +17,11 @@
  * its slots are free, one slot stays reserved for ib_drain_qp().  Work that
  * cannot go out waits on rc->sendq, in order.
  */
-#include <linux/slab.h>
 
 #include "rdma.h"
 #include "pool.h"
 #include "transport.h"
 #include "inject.h"
-
-/* ---------------------------------------------------------------------- */
-/* Send contexts */
-
-static void serve_waiters_locked(struct krpc_rdma_conn *rc);
-
-struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc)
-{
-	struct krpc_sctx *sctx;
-
-	lockdep_assert_held(&rc->conn->lock);
-	sctx = list_first_entry_or_null(&rc->free_sctx, struct krpc_sctx, node);
-	if (!sctx)
-		return NULL;
-	list_del_init(&sctx->node);
-	rc->nr_free_sctx--;
-	return sctx;
-}
-
-void krpc_sctx_put_locked(struct krpc_sctx *sctx)
-{
-	struct krpc_rdma_conn *rc = sctx->rc;
-
-	lockdep_assert_held(&rc->conn->lock);
-	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
-		     sctx->rbuf || sctx->mr[0] || sctx->mr[1]);
-	if (sctx->ctrl_type) {
-		sctx->ctrl_type = 0;
-		rc->nr_ctrl--;
-	}
-	sctx->replied = false;
-	sctx->aborted = false;
-	sctx->released = false;
-	sctx->reading = false;
-	sctx->inv_pending = 0;
-	list_add(&sctx->node, &rc->free_sctx);
-	rc->nr_free_sctx++;
-	serve_waiters_locked(rc);
-}
-
-void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
-{
-	lockdep_assert_held(&sctx->rc->conn->lock);
-	sctx->ops |= op;
-	if (list_empty(&sctx->node))
-		list_add_tail(&sctx->node, &sctx->rc->sendq);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Posting */
@@ -541,162 +494,6 @@ void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Send completions */
-
-static void client_progress_locked(struct krpc_sctx *sctx)
-{
-	struct krpc_call *call = sctx->call;
-	unsigned int i;
-
-	if ((call->flags & KRPC_CALL_ONEWAY) && !sctx->replied) {
-		sctx->replied = true;
-		krpc_call_result_locked(call, 0, 0, NULL);
-		krpc_call_replied_locked(call);
-	}
-	if (!sctx->released) {
-		if (!sctx->replied && !sctx->aborted)
-			return;
-		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
-			if (sctx->mr_state[i] == MR_VALID) {
-				krpc_sctx_queue_locked(sctx, OP_INV);
-				return;
-			}
-		}
-		sctx->released = true;
-		krpc_call_xprt_done_locked(call);
-	}
-	if (sctx->replied) {
-		/* The keys are dead and the peer is done with the call id. */
-		krpc_mr_put_all_locked(sctx);
-		sctx->call = NULL;
-		krpc_call_slot_release_locked(call);
-		krpc_sctx_put_locked(sctx);
-	}
-}
-
-static void server_progress_locked(struct krpc_sctx *sctx)
-{
-	struct krpc_req *req = sctx->req;
-
-	sctx->req = NULL;
-	if (sctx->reading) {
-		struct krpc_buf *buf = sctx->rbuf;
-
-		sctx->reading = false;
-		sctx->rbuf = NULL;
-		krpc_buf_sync(buf, 0, req->xrdv[0].len, false);
-		buf->len = req->xrdv[0].len;
-		req->payload = buf;
-		krpc_conn_stat_add(req->conn, KRPC_STAT_BYTES_RX, buf->len);
-		krpc_sctx_put_locked(sctx);
-		krpc_req_start_locked(req);
-	} else {
-		krpc_req_free_locked(req);
-		krpc_sctx_put_locked(sctx);
-	}
-}
-
-/* Everything posted for @sctx completed and nothing waits: next step. */
-static void sctx_progress_locked(struct krpc_sctx *sctx)
-{
-	if (sctx->wr_pending || sctx->ops)
-		return;
-	if (sctx->call)
-		client_progress_locked(sctx);
-	else if (sctx->req)
-		server_progress_locked(sctx);
-	else
-		krpc_sctx_put_locked(sctx);
-}
-
-void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx)
-{
-	sctx_progress_locked(sctx);
-}
-
-void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krpc_sctx *sctx = container_of(wc->wr_cqe, struct krpc_sctx, cqe);
-	struct krpc_rdma_conn *rc = sctx->rc;
-	struct krpc_conn *conn = rc->conn;
-	unsigned int i;
-
-	krpc_conn_lock(conn);
-	rc->sq_avail++;
-	sctx->wr_pending--;
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
-			krpc_conn_stat_inc(conn, KRPC_STAT_RNR_NAKS);
-		krpc_rdma_wc_failed_locked(rc, wc, "send");
-		goto out;
-	}
-	if (!rc->live)
-		goto out;
-	if (wc->opcode == IB_WC_LOCAL_INV && sctx->inv_pending &&
-	    !--sctx->inv_pending) {
-		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++)
-			if (sctx->mr_state[i] == MR_INV)
-				sctx->mr_state[i] = MR_DEAD;
-	}
-	sctx_progress_locked(sctx);
-	krpc_rdma_flush_locked(rc);
-out:
-	krpc_conn_unlock(conn);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Server requests waiting for a send context */
-
-static void start_read_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
-			      struct krpc_req *req)
-{
-	struct krpc_buf *buf;
-
-	sctx->req = req;
-	buf = krpc_buf_get(rc->conn->pool, req->xrdv[0].len, GFP_ATOMIC);
-	if (IS_ERR(buf)) {
-		/* No room: fail the call; the reply invalidates its key. */
-		req->flags |= REQ_REPLIED;
-		req->status = -ENOBUFS;
-		krpc_sctx_queue_locked(sctx, OP_REPLY);
-		return;
-	}
-	sctx->rbuf = buf;
-	sctx->reading = true;
-	krpc_sctx_queue_locked(sctx, OP_READ);
-}
-
-/* A request's payload must be READ: take a context or wait for one. */
-void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req)
-{
-	struct krpc_sctx *sctx = krpc_sctx_get_locked(rc);
-
-	if (!sctx) {
-		list_add_tail(&req->node, &rc->wait_sctx);
-		return;
-	}
-	start_read_locked(rc, sctx, req);
-}
-
-static void serve_waiters_locked(struct krpc_rdma_conn *rc)
-{
-	struct krpc_sctx *sctx;
-	struct krpc_req *req;
-
-	while (rc->live && !list_empty(&rc->wait_sctx) && rc->nr_free_sctx) {
-		req = list_first_entry(&rc->wait_sctx, struct krpc_req, node);
-		list_del_init(&req->node);
-		sctx = krpc_sctx_get_locked(rc);
-		if (req->flags & REQ_REPLIED) {
-			sctx->req = req;
-			krpc_sctx_queue_locked(sctx, OP_REPLY);
-		} else {
-			start_read_locked(rc, sctx, req);
-		}
-	}
-}
-
-/* ---------------------------------------------------------------------- */
 /* Transport operations called by the core, under conn->lock */
 
 static int rdma_send_call(struct krpc_conn *conn, struct krpc_call *call)
@@ -740,7 +537,7 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		   rc->nr_cancel < KRPC_NR_CANCEL) {
 		rc->cancel_ids[rc->nr_cancel++] = call->id;
 	}
-	sctx_progress_locked(sctx);
+	krpc_rdma_sctx_progress_locked(sctx);
 	krpc_rdma_flush_locked(rc);
 }
 

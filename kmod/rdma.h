@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * RDMA transport: private types shared by rdma.c (data path), rdma_cm.c
- * (connection management, teardown) and rdma_mr.c (FRWR, READ/WRITE).
+ * RDMA transport: private types shared by rdma.c (posting, flow control),
+ * rdma_sctx.c (send contexts, send completions), rdma_rx.c (receive path),
+ * rdma_res.c (connection resources), rdma_cq.c and rdma_poll.c (CQs),
+ * rdma_cm.c (connection management, teardown) and rdma_mr.c (FRWR,
+ * READ/WRITE).
  *
  * Every field below conn->lock in struct krpc_rdma_conn is protected by the
  * connection's lock (krpc_conn_lock()); the rest is set up before the
@@ -242,43 +245,46 @@ struct krpc_rdma_conn {
 	unsigned int connect_tmo;
 };
 
-/* rdma.c: send path and transport operations; rdma_res.c: resources */
-void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
-int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
-void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
+/* rdma.c: posting, flow control, transport operations */
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
 void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 				const char *what);
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
+
+/* rdma_sctx.c: send contexts and send completions */
+struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc);
+void krpc_sctx_put_locked(struct krpc_sctx *sctx);
+void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op);
+void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
+void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
+
+/* rdma_res.c: connection resources, receives, keepalive */
+int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
+void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
+void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);
+void krpc_rdma_free(struct krpc_conn *conn);
+void krpc_rdma_init_rc(struct krpc_rdma_conn *rc);
+int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
+void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
 
-/* Software devices' CQs (rdma_cq.c) */
+/* rdma_cq.c: software devices' CQs */
 #define KRPC_REAP_BATCH		16	/* work completions per ib_poll_cq() */
 int krpc_rdma_reap_cq(struct ib_cq *cq, struct ib_wc *wc, int budget,
 		      u32 conn_id);
 int krpc_rdma_ecq_create(struct krpc_rdma_conn *rc);
 void krpc_rdma_ecq_destroy(struct krpc_rdma_conn *rc);
 
-/* Polled CQs (rdma_poll.c) */
+/* rdma_poll.c: polled CQs */
 int krpc_rdma_poll_cq_create(struct krpc_rdma_conn *rc);
 void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc);
-void krpc_rdma_teardown_work(struct work_struct *work);
-void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);
-void krpc_rdma_free(struct krpc_conn *conn);
-void krpc_rdma_init_rc(struct krpc_rdma_conn *rc);
-void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
-void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
-int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
-void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
 
 /* rdma_rx.c: receive path */
 void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 int krpc_rdma_msg_table_check(void);
-struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc);
-void krpc_sctx_put_locked(struct krpc_sctx *sctx);
-void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op);
 
 /* rdma_mr.c: FRWR registration and READ/WRITE chains */
 int krpc_mr_map(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
@@ -300,6 +306,7 @@ int krpc_rdma_connect(struct krpc_conn *conn,
 int krpc_rdma_listen(struct krpc_server *srv);
 void krpc_rdma_unlisten(struct krpc_server *srv);
 void krpc_rdma_shutdown(struct krpc_conn *conn, int reason);
+void krpc_rdma_teardown_work(struct work_struct *work);
 
 static inline struct krpc_rdma_conn *to_rc(struct krpc_conn *conn)
 {

@@ -32,7 +32,7 @@ enum krpc_msg_type {
 
 /*
  * Header flags (krpc_wire_hdr.flags).  Which flags a type may carry is
- * checked against the dispatch table in rdma.c.
+ * checked against the dispatch table in rdma_rx.c.
  */
 #define KRPC_WF_RDV_REQ		BIT(0)	/* REQUEST: read the payload at hdr.req */
 #define KRPC_WF_RDV_REPLY	BIT(1)	/* REQUEST: a reply may be written to hdr.rep */
