@@ -531,7 +531,11 @@ def switch_section(sw):
                 "a software device (rdma_cq.c) then queue their reaping on "
                 "krpc's unbound work queue instead, which the other vCPU "
                 "picks up (%.1f completions per call reaped there, %.1f in "
-                "softirq)." % (cq["cq_work_per_call"],
+                "softirq).  Each work item is still a switch to a kworker "
+                "and back, which keeps the count above the raw ping-pong's; "
+                "what it changes is where the reaping runs: at once on the "
+                "idle vCPU, not in ksoftirqd behind Soft-RoCE's work on the "
+                "busy one." % (cq["cq_work_per_call"],
                                cq["cq_softirq_per_call"]))
         elif cq["ksoftirqd_per_call"] < 0.5:
             line += ("  Soft-RoCE completes from softirq here (tasklets), "
