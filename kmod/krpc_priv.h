@@ -132,7 +132,7 @@ extern struct krpc_param krpc_param_depth, krpc_param_buf_size,
 	krpc_param_call_timeout_ms, krpc_param_connect_timeout_ms,
 	krpc_param_ka_interval_ms, krpc_param_ka_timeout_ms,
 	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport,
-	krpc_param_poll_usecs, krpc_param_poll_threads;
+	krpc_param_poll_usecs, krpc_param_poll_threads, krpc_param_cq_shared;
 
 int krpc_params_check(void);
 struct krpc_pool_cfg;

@@ -75,6 +75,8 @@ KRPC_PARAM(transport, 1, 1, 3, 0644,
 	   "transport of clients and servers that do not choose: 1 rdma, 2 tcp, 3 auto (client: rdma, else tcp; server: both)");
 KRPC_PARAM(poll_usecs, 0, 0, 1000000, 0644,
 	   "busy-poll completions for this long after the last one (us); non-zero: connections made from then on get a CQ served by a poller thread; 0 = interrupts");
+KRPC_PARAM(cq_shared, 0, 0, 1, 0644,
+	   "1: connections on software devices (rxe, siw) take their CQs from ib_core's shared pool, as on hardware; 0 = a CQ of their own, reaped in softirq or on a work queue as each event asks (connections made from then on)");
 KRPC_PARAM(poll_threads, 1, 1, 64, 0444,
 	   "poller threads (krpc_poll/N), started on first use");
 KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,

@@ -21,7 +21,9 @@
  * context it schedules the CQ's irq_poll, as IB_POLL_SOFTIRQ would; in any
  * other context it queues the CQ's work on krpc_cq_wq, unbound (any idle
  * CPU picks it up) and high-priority, as IB_POLL_UNBOUND_WORKQUEUE would
- * on ib_core's ib_comp_unbound_wq.  Hardware devices keep the shared pool.
+ * on ib_core's ib_comp_unbound_wq.  Hardware devices keep the shared pool;
+ * so do software devices while the module parameter cq_shared is set (the
+ * tests run the pool's path on Soft-RoCE that way).
  *
  * Context: completion handlers (the wr_cqe->done callbacks) run with bottom
  * halves disabled either way (softirq, or the work with local_bh_disable()),

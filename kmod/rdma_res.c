@@ -67,7 +67,7 @@ static KRPC_FAULT_POINT int krpc_rdma_create_cq(struct krpc_rdma_conn *rc)
 
 	if (krpc_param(poll_usecs))
 		return krpc_rdma_poll_cq_create(rc);
-	if (ib_uses_virt_dma(rc->ibdev))
+	if (ib_uses_virt_dma(rc->ibdev) && !krpc_param(cq_shared))
 		return krpc_rdma_ecq_create(rc);
 	cq = ib_cq_pool_get(rc->ibdev, rc->cq_size, rc->conn->id,
 			    IB_POLL_SOFTIRQ);

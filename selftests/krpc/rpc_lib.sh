@@ -31,14 +31,17 @@ case "$(uname -r)" in
 esac
 
 # rpc_krpc_load [PARAM=VALUE...]: insmod krpc.ko with timings scaled by
-# RPC_SLOW, and poll_usecs=$KRPC_POLL_USECS when that is set (the *_poll
-# variants: RDMA completions reaped by poller threads); later parameters
-# override earlier ones.
+# RPC_SLOW, poll_usecs=$KRPC_POLL_USECS when that is set (the *_poll
+# variants: RDMA completions reaped by poller threads) and
+# cq_shared=$KRPC_CQ_SHARED when that is (rpc_echo_shared.sh: Soft-RoCE's
+# CQs from ib_core's shared pool, as a hardware device's); later
+# parameters override earlier ones.
 rpc_krpc_load() {
 	krpc_load ka_interval_ms=$((1000 * RPC_SLOW)) \
 		ka_timeout_ms=$((5000 * RPC_SLOW)) \
 		call_timeout_ms=$((30000 * RPC_SLOW)) \
-		${KRPC_POLL_USECS:+poll_usecs=$KRPC_POLL_USECS} "$@"
+		${KRPC_POLL_USECS:+poll_usecs=$KRPC_POLL_USECS} \
+		${KRPC_CQ_SHARED:+cq_shared=$KRPC_CQ_SHARED} "$@"
 }
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
