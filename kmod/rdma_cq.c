@@ -100,11 +100,6 @@ int krpc_rdma_reap_cq(struct ib_cq *cq, struct ib_wc *wc, int budget,
 	return done;
 }
 
-static int ecq_reap(struct krpc_ecq *e, int budget)
-{
-	return krpc_rdma_reap_cq(e->cq, e->wc, budget, e->conn_id);
-}
-
 /*
  * The reaper is done: let the next event schedule, and re-arm.  True if
  * completions arrived meanwhile and nobody else took them: the caller
@@ -131,7 +126,7 @@ static int ecq_iop(struct irq_poll *iop, int budget)
 	int done = 0;
 
 	if (!test_bit(KRPC_ECQ_DEAD, &e->flags))
-		done = ecq_reap(e, budget);
+		done = krpc_rdma_reap_cq(e->cq, e->wc, budget, e->conn_id);
 	if (done < budget) {
 		irq_poll_complete(iop);
 		if (!test_bit(KRPC_ECQ_DEAD, &e->flags) && ecq_rearm(e))
@@ -150,7 +145,7 @@ static void ecq_work(struct work_struct *work)
 	if (test_bit(KRPC_ECQ_DEAD, &e->flags))
 		return;
 	local_bh_disable();
-	done = ecq_reap(e, KRPC_ECQ_BUDGET);
+	done = krpc_rdma_reap_cq(e->cq, e->wc, KRPC_ECQ_BUDGET, e->conn_id);
 	local_bh_enable();
 	if (done)
 		atomic64_add(done, &krpc_stats.cq_reaped_work);
