@@ -408,6 +408,47 @@ twhop() {	# twhop SIZE
 	emit twhop "$1" 1 "hops=$n" "hop_p50_us=$p50" "hop_p99_us=$p99" \
 		"hop_avg_us=$mean" "run_p50_us=${run:-null}"
 }
+# Work items per round trip, by the module whose function they run:
+# Soft-RoCE's (its tasks, on kernels that run them from a workqueue) and
+# krpc's (reaping a software device's CQ in process context, rdma_cq.c).
+# Counted by the workqueue_execute_start tracepoint, enabled on the
+# kernel command line (tools/bench/run): switching it on here would patch
+# kernel text, which under emulation has crashed 6.12 guests (testing.rst).
+wq_ev=/sys/kernel/debug/tracing/events/workqueue/workqueue_execute_start
+workitems() {	# workitems WHAT CALLS CMD...: per call of CMD, 64 B
+	local what=$1 calls=$2 t=/sys/kernel/debug/tracing
+	shift 2
+	echo 0 > $t/tracing_on && echo > $t/trace && echo 1 > $t/tracing_on || return 1
+	"$@" > /dev/null 2>> "$out.log" || { echo "bench: work items of $what failed"; return 1; }
+	echo 0 > $t/tracing_on
+	# "workqueue_execute_start: work struct 0x...: function do_work"
+	grep -o 'function [A-Za-z0-9_.]*' $t/trace | awk '{ print $2 }' |
+		awk -v n="$calls" -v what="$what" '
+		FILENAME == "/proc/kallsyms" {
+			if ($4 == "[rdma_rxe]") mod[$3] = "rxe"
+			else if ($4 == "[krpc]") mod[$3] = "krpc"
+			next }
+		{ c[($1 in mod) ? mod[$1] : "other"]++ }
+		END { printf "what=\"%s\" calls=%d rxe_per_call=%.2f krpc_per_call=%.2f other_per_call=%.2f\n",
+			what, n, c["rxe"] / n, c["krpc"] / n, c["other"] / n }' /proc/kallsyms - |
+	{
+		read -r -a kv || return 1
+		emit workitems 64 1 "${kv[@]}"
+	}
+	echo 1 > $t/tracing_on
+}
+if [ "$part" != measure ] && [ "$(cat $wq_ev/enable 2> /dev/null)" = 1 ]; then
+	wi_n=2000
+	workitems raw_verbs_lat "$wi_n" rc_pp "$1" "$wi_n"
+	workitems raw_verbs_lat_event "$wi_n" rc_pp "$1" "$wi_n" -e
+	workitems krpc_kernel_lat "$wi_n" "$bench" -p kernel -s "$1" -w 0 -n "$wi_n"
+	workitems krpc_user_cq_lat "$wi_n" "$bench" --cq -s "$1" -w 0 -n "$wi_n"
+	poll_set $poll_us
+	workitems krpc_kernel_poll_lat "$wi_n" "$bench" -p kernel -s "$1" -w 0 -n "$wi_n"
+	workitems krpc_user_cq_kpoll_lat "$wi_n" "$bench" --cq --kernel-poll -s "$1" -w 0 -n "$wi_n"
+	poll_set 0
+fi
+
 if [ "$part" != measure ] && [ "${BENCH_KPROBES:-1}" = 1 ]; then
 	twhop "$1" || echo "bench: task-work hop not measured (no kprobes?)"
 fi
