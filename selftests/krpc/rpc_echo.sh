@@ -39,14 +39,11 @@ for size in 0 1 63 4096 $((inl - 1)) $inl $((inl + 1)) 65536 1048576 $max; do
 	rpc_check "echo $size bytes" krpc_test echo "$size" 3
 done
 rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
-ev_reaped() {	# completions of software devices' CQs, both ways
-	echo $(($(krpc_stat cq_reaped_softirq) + $(krpc_stat cq_reaped_work)))
-}
 p0=$(krpc_stat cq_polled)
-e0=$(ev_reaped)
+e0=$(rpc_ev_reaped)
 rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
 p1=$(krpc_stat cq_polled)
-e1=$(ev_reaped)
+e1=$(rpc_ev_reaped)
 log "200 echoes: cq_polled $p0 -> $p1, $(krpc_pollers) poller threads;" \
 	"per event: softirq $(krpc_stat cq_reaped_softirq)," \
 	"work $(krpc_stat cq_reaped_work) (in all)"

@@ -45,6 +45,12 @@ rpc_krpc_load() {
 }
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
+# rpc_ev_reaped: completions of software devices' own CQs (rdma_cq.c)
+# reaped per event so far, in softirq and on krpc's work queue
+rpc_ev_reaped() {
+	echo $(($(krpc_stat cq_reaped_softirq) + $(krpc_stat cq_reaped_work)))
+}
+
 # rpc_insmod NAME: load krpc_test or krpc_peer (clients and servers over
 # $KRPC_TRANSPORT until a "transport" command says otherwise)
 rpc_insmod() {

@@ -20,6 +20,7 @@ addr=${KRPC_ADDR4:-192.0.2.1}
 dev=${KRPC_RXE:-rxe0}
 kver=$(uname -r)
 tmp=$(mktemp -d)
+trace=/sys/kernel/debug/tracing
 
 # In the paired rounds (pair_round set), every measurement is recorded as
 # path "pair" with "what" (the path it measures) and "round".
@@ -379,7 +380,7 @@ fi
 # when the submitting task runs that task work (io_uring_cmd_done()).
 # kprobes on both, paired by command, over a one-call-in-flight run.
 twhop() {	# twhop SIZE
-	local t=/sys/kernel/debug/tracing add=io_uring_cmd_complete_in_task
+	local t=$trace add=io_uring_cmd_complete_in_task
 	[ -w $t/kprobe_events ] || return 1
 	grep -qw $add /proc/kallsyms || add=__io_uring_cmd_do_in_task
 	echo "p:kb_twadd $add cmd=%di" > $t/kprobe_events &&
@@ -414,21 +415,20 @@ twhop() {	# twhop SIZE
 # Counted by the workqueue_execute_start tracepoint, enabled on the
 # kernel command line (tools/bench/run): switching it on here would patch
 # kernel text, which under emulation has crashed 6.12 guests (testing.rst).
-wq_ev=/sys/kernel/debug/tracing/events/workqueue/workqueue_execute_start
 workitems() {	# workitems WHAT CALLS CMD...: per call of CMD, 64 B
-	local what=$1 calls=$2 t=/sys/kernel/debug/tracing
+	local what=$1 calls=$2 t=$trace
 	shift 2
 	echo 0 > $t/tracing_on && echo > $t/trace && echo 1 > $t/tracing_on || return 1
 	"$@" > /dev/null 2>> "$out.log" || { echo "bench: work items of $what failed"; return 1; }
 	echo 0 > $t/tracing_on
 	# "workqueue_execute_start: work struct 0x...: function do_work"
-	grep -o 'function [A-Za-z0-9_.]*' $t/trace | awk '{ print $2 }' |
+	grep -o 'function [A-Za-z0-9_.]*' $t/trace |
 		awk -v n="$calls" -v what="$what" '
 		FILENAME == "/proc/kallsyms" {
 			if ($4 == "[rdma_rxe]") mod[$3] = "rxe"
 			else if ($4 == "[krpc]") mod[$3] = "krpc"
 			next }
-		{ c[($1 in mod) ? mod[$1] : "other"]++ }
+		{ c[($2 in mod) ? mod[$2] : "other"]++ }
 		END { printf "what=\"%s\" calls=%d rxe_per_call=%.2f krpc_per_call=%.2f other_per_call=%.2f\n",
 			what, n, c["rxe"] / n, c["krpc"] / n, c["other"] / n }' /proc/kallsyms - |
 	{
@@ -437,7 +437,8 @@ workitems() {	# workitems WHAT CALLS CMD...: per call of CMD, 64 B
 	}
 	echo 1 > $t/tracing_on
 }
-if [ "$part" != measure ] && [ "$(cat $wq_ev/enable 2> /dev/null)" = 1 ]; then
+if [ "$part" != measure ] &&
+	[ "$(cat $trace/events/workqueue/workqueue_execute_start/enable 2> /dev/null)" = 1 ]; then
 	wi_n=2000
 	workitems raw_verbs_lat "$wi_n" rc_pp "$1" "$wi_n"
 	workitems raw_verbs_lat_event "$wi_n" rc_pp "$1" "$wi_n" -e

@@ -611,26 +611,17 @@ def user_over_kernel(pairs):
         ""]
 
 
-def rxe_inline(wi):
-    """How this kernel's Soft-RoCE ran a kernel QP's messages, from the
-    work items per round trip of the busy-polled user path (workitems()):
-    True inline or in softirq, False on its workqueue, None not measured."""
+def rxe_where(wi):
+    """Where Soft-RoCE's work for krpc's messages ran, from the work items
+    per round trip of the busy-polled user path (guest.sh's workitems()):
+    none means in the posting call or in softirq, else on its workqueue."""
     r = wi.get("krpc_user_cq_kpoll_lat") or wi.get("krpc_kernel_poll_lat")
     if not r:
-        return None
-    return r["rxe_per_call"] < 0.5
-
-
-def rxe_where(wi):
-    """Where Soft-RoCE's work for krpc's messages ran, as measured."""
-    inline = rxe_inline(wi)
-    if inline is None:
         return ("where Soft-RoCE does each message's work (in the sender's "
                 "system call, in softirq or on its workqueue) was not "
                 "measured in this run.")
-    r = wi.get("krpc_user_cq_kpoll_lat") or wi.get("krpc_kernel_poll_lat")
     raw = wi.get("raw_verbs_lat")
-    if inline:
+    if r["rxe_per_call"] < 0.5:
         return ("every message's Soft-RoCE work runs inside the sender's "
                 "io_uring_enter() (bottom halves re-enabled after the post) "
                 "or in ksoftirqd, which then waits for a spinning process "
