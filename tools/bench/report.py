@@ -469,8 +469,10 @@ def targets(d, krows, pairs, wi):
     how_judged = ([
         "targets are judged on paired rounds: in each, the raw-verbs floor "
         "and the krpc rows", "ran back to back, seconds apart, so the "
-        "host's drift over minutes cancels; the", "verdict is the median of "
-        "the rounds' ratios (for the path with the lowest median)."]
+        "host's drift over minutes cancels; the", "rounds are spread over "
+        "the run (one after each size, the rest at the end), and the",
+        "verdict is the median of the rounds' ratios (for the path with the "
+        "lowest median)."]
         if pairs else ["targets are judged on the single runs of the "
                        "tables."])
     out = section("Targets (issue #6)") + [
@@ -595,14 +597,15 @@ def user_over_kernel(pairs):
         return []
     umed, user, ratios = uk
     room = 1.5 / kmed
-    allow = ("%.0f %%" % ((room - 1.0) * 100.0) if room > 1.0 else
-             "nothing (the kernel path alone is past 1.5x)")
+    allow = ("the 1.5x target leaves the user path room for %.0f %% over "
+             "the kernel path," % ((room - 1.0) * 100.0) if room > 1.0 else
+             "the kernel path alone is past the user path's 1.5x target, "
+             "which leaves nothing,")
     return [
         "- The busy-polled user path against the kernel path of the same "
         "paired rounds (%s against %s, 64 B): median %.2fx (%s).  The "
         "kernel path itself is at a median %.2fx of the busy-polling raw "
-        "round trip there, so the 1.5x target leaves the user path room "
-        "for %s over the kernel path, for all it adds (io_uring's "
+        "round trip there, so %s for all the user path adds (io_uring's "
         "submission, the return to each process, their work); it measured "
         "%+.0f %%." % (
             LABEL[user], LABEL[kern], umed,
