@@ -54,6 +54,27 @@ int krpc_xprt_resolve(unsigned int transport, unsigned int *out)
 }
 
 /*
+ * enum krpc_cq_mode to "polled or not", KRPC_CQ_DEFAULT as poll_usecs is
+ * now: -EINVAL for a mode this module does not know.
+ */
+int krpc_cq_mode_resolve(unsigned int mode, bool *poll)
+{
+	switch (mode) {
+	case KRPC_CQ_DEFAULT:
+		*poll = krpc_param(poll_usecs) != 0;
+		return 0;
+	case KRPC_CQ_IRQ:
+		*poll = false;
+		return 0;
+	case KRPC_CQ_POLL:
+		*poll = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
  * Errors of an RDMA connect after which KRPC_XPRT_AUTO tries TCP: no RDMA
  * device or route for the address, nobody answering or listening over
  * RDMA.  A krpc server that refused the handshake (version, parameters) or
@@ -79,7 +100,8 @@ static bool may_fall_back(int err)
 /* One connection over one transport, up or failed. */
 static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
 				   const struct krpc_transport_ops *ops,
-				   struct net *net, unsigned int depth)
+				   struct net *net, unsigned int depth,
+				   bool cq_poll)
 {
 	unsigned int tmo = opts->connect_timeout_ms ?
 		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
@@ -97,6 +119,7 @@ static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
 	}
 	conn->timeout_ms = opts->timeout_ms ? opts->timeout_ms :
 		krpc_param(call_timeout_ms);
+	conn->cq_poll = cq_poll;
 
 	ret = conn->ops->connect(conn, opts);
 	if (ret)
@@ -148,6 +171,7 @@ struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 	struct krpc_client *clnt;
 	struct krpc_conn *conn;
 	unsigned int transport;
+	bool cq_poll;
 	int ret;
 
 	might_sleep();
@@ -159,18 +183,24 @@ struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 	ret = krpc_xprt_resolve(opts->transport, &transport);
 	if (ret)
 		return ERR_PTR(ret);
+	ret = krpc_cq_mode_resolve(opts->cq_mode, &cq_poll);
+	if (ret) {
+		pr_warn_ratelimited("client: unknown cq_mode %u\n",
+				    opts->cq_mode);
+		return ERR_PTR(ret);
+	}
 
 	clnt = kzalloc(sizeof(*clnt), GFP_KERNEL);
 	if (!clnt)
 		return ERR_PTR(-ENOMEM);
 	conn = conn_open(opts, transport == KRPC_XPRT_TCP ? &krpc_tcp_ops :
-			 &krpc_rdma_ops, net, depth);
+			 &krpc_rdma_ops, net, depth, cq_poll);
 	if (IS_ERR(conn) && transport == KRPC_XPRT_AUTO &&
 	    may_fall_back(PTR_ERR(conn))) {
 		pr_info("%pISpc: RDMA connect failed (%ld), trying TCP\n",
 			&opts->addr, PTR_ERR(conn));
 		atomic64_inc(&krpc_stats.tcp_fallbacks);
-		conn = conn_open(opts, &krpc_tcp_ops, net, depth);
+		conn = conn_open(opts, &krpc_tcp_ops, net, depth, cq_poll);
 	}
 	if (IS_ERR(conn)) {
 		kfree(clnt);

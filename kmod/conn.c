@@ -318,11 +318,19 @@ void krpc_conn_fill_info_locked(struct krpc_conn *conn,
 	info->inline_max = conn->inline_max;
 	info->max_msg = conn->max_msg;
 	info->transport = conn->ops->id;
+	if (info->transport == KRPC_XPRT_RDMA)
+		info->cq_mode = conn->cq_poll ? KRPC_CQ_POLL : KRPC_CQ_IRQ;
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		out[i] = atomic64_read(&conn->stats[i]);
 	if (conn->ops->query && conn->state != KRPC_CONN_CONNECTING)
 		conn->ops->query(conn, info);
 }
+
+static const char *const cq_mode_names[] = {
+	[KRPC_CQ_DEFAULT]	= "-",		/* TCP */
+	[KRPC_CQ_IRQ]		= "irq",
+	[KRPC_CQ_POLL]		= "poll",
+};
 
 static const char *const state_names[] = {
 	[KRPC_CONN_CONNECTING]	= "connecting",
@@ -342,12 +350,13 @@ int krpc_conns_show(struct seq_file *m, void *unused)
 		spin_lock(&conn->lock);
 		krpc_conn_fill_info_locked(conn, &info);
 		spin_unlock(&conn->lock);
-		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u",
+		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u cq=%s",
 			   conn->id, conn->server ? "server" : "client",
 			   conn->ops->name, state_names[info.state],
 			   info.reason, &conn->peer, info.depth,
 			   info.inflight, info.queued, info.send_credits,
-			   info.inline_max, info.max_msg);
+			   info.inline_max, info.max_msg,
+			   cq_mode_names[info.cq_mode]);
 		for (i = 0; i < KRPC_STAT_NR; i++)
 			seq_printf(m, " %s=%llu", krpc_stat_names[i],
 				   ((u64 *)&info.stats)[i]);

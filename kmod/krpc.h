@@ -110,6 +110,29 @@ enum krpc_xprt {
 	KRPC_XPRT_AUTO		= 3,
 };
 
+/**
+ * enum krpc_cq_mode - how an RDMA connection's completions are reaped
+ * @KRPC_CQ_DEFAULT:	as module parameter "poll_usecs" says when the
+ *			connection is made: polled when it is non-zero
+ * @KRPC_CQ_IRQ:	per completion event (interrupt, softirq): a CQ from
+ *			ib_core's shared pool, or a software device's own
+ *			CQ (module parameter "cq_shared")
+ * @KRPC_CQ_POLL:	a CQ of its own reaped by a poller thread
+ *			(krpc_poll/N), which spins "poll_usecs" after the last
+ *			completion it found (KRPC_POLL_USECS_DEFAULT when the
+ *			parameter is 0)
+ *
+ * Over TCP the mode is accepted and has no effect.
+ */
+enum krpc_cq_mode {
+	KRPC_CQ_DEFAULT	= 0,
+	KRPC_CQ_IRQ	= 1,
+	KRPC_CQ_POLL	= 2,
+};
+
+/* A poller's spin for connections that ask for KRPC_CQ_POLL themselves. */
+#define KRPC_POLL_USECS_DEFAULT	50
+
 /* ---------------------------------------------------------------------- */
 /* Client */
 
@@ -142,6 +165,7 @@ struct krpc_client_ops {
  *		connection fails with -EXDEV (over TCP any pool will do).
  *		Referenced by the client.
  * @transport:	enum krpc_xprt
+ * @cq_mode:	enum krpc_cq_mode
  */
 struct krpc_client_opts {
 	struct net *net;
@@ -153,6 +177,7 @@ struct krpc_client_opts {
 	void *priv;
 	struct krpc_pool *pool;
 	unsigned int transport;
+	unsigned int cq_mode;
 };
 
 struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts);
@@ -321,6 +346,8 @@ struct krpc_conn_stats {
  * @inline_max:	largest payload sent inline; larger ones go by RDMA
  * @max_msg:	largest payload either side accepts
  * @transport:	KRPC_XPRT_RDMA or KRPC_XPRT_TCP
+ * @cq_mode:	over RDMA KRPC_CQ_IRQ or KRPC_CQ_POLL, how the connection's
+ *		completions are reaped; over TCP KRPC_CQ_DEFAULT
  * @stats:	counters
  */
 struct krpc_conn_info {
@@ -333,6 +360,7 @@ struct krpc_conn_info {
 	unsigned int inline_max;
 	unsigned int max_msg;
 	unsigned int transport;
+	unsigned int cq_mode;
 	struct krpc_conn_stats stats;
 };
 
@@ -352,6 +380,8 @@ int krpc_client_query(struct krpc_client *clnt, struct krpc_conn_info *info);
  *		krpc_client_opts.pool; referenced by the server
  * @transport:	enum krpc_xprt; KRPC_XPRT_AUTO listens on RDMA and TCP
  *		on the same port number
+ * @cq_mode:	enum krpc_cq_mode of every accepted connection (KRPC_CQ_DEFAULT:
+ *		as "poll_usecs" says at each accept)
  */
 struct krpc_server_opts {
 	struct net *net;
@@ -359,6 +389,7 @@ struct krpc_server_opts {
 	unsigned int depth;
 	struct krpc_pool *pool;
 	unsigned int transport;
+	unsigned int cq_mode;
 };
 
 /**

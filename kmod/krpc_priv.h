@@ -210,6 +210,8 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg);
  * @inline_max:	largest payload sent inline to the peer
  * @max_msg:	largest payload either side accepts
  * @timeout_ms:	default call timeout (client)
+ * @cq_poll:	RDMA: completions reaped by a poller thread (rdma_poll.c),
+ *		decided when the connection is made (krpc_cq_mode_resolve())
  * @calls:	client: slot -> call holding it
  * @free_slots:	client: stack of free slot numbers below @depth
  * @nr_free:	entries on @free_slots
@@ -257,6 +259,7 @@ struct krpc_conn {
 	u32 inline_max;
 	u32 max_msg;
 	unsigned int timeout_ms;
+	bool cq_poll;
 
 	struct krpc_call **calls;
 	u16 *free_slots;
@@ -398,6 +401,7 @@ void *krpc_client_priv_of(struct krpc_client *clnt);
  * @nr_reqs:	requests alive (krpc_server_destroy() waits for 0)
  * @wq:		waiters for @conns to empty and @nr_reqs to reach 0
  * @pool:	krpc_server_opts.pool (referenced) or NULL
+ * @cq_mode:	krpc_server_opts.cq_mode, resolved at each accept
  */
 struct krpc_server {
 	struct kref ref;
@@ -413,6 +417,7 @@ struct krpc_server {
 	atomic_t nr_reqs;
 	wait_queue_head_t wq;
 	struct krpc_pool *pool;
+	unsigned int cq_mode;
 };
 
 /* A region the peer exposed for one call (transport data of a request). */
@@ -503,5 +508,6 @@ void krpc_tcp_exit(void);
 
 /* Transport choice (client.c): enum krpc_xprt, DEFAULT resolved. */
 int krpc_xprt_resolve(unsigned int transport, unsigned int *out);
+int krpc_cq_mode_resolve(unsigned int mode, bool *poll);
 
 #endif /* KRPC_PRIV_H */

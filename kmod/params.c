@@ -74,7 +74,7 @@ KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
 KRPC_PARAM(transport, 1, 1, 3, 0644,
 	   "transport of clients and servers that do not choose: 1 rdma, 2 tcp, 3 auto (client: rdma, else tcp; server: both)");
 KRPC_PARAM(poll_usecs, 0, 0, 1000000, 0644,
-	   "busy-poll completions for this long after the last one (us); non-zero: connections made from then on get a CQ served by a poller thread; 0 = interrupts");
+	   "busy-poll completions for this long after the last one (us); non-zero: connections made from then on that do not choose get a CQ served by a poller thread; 0 = interrupts for those, and pollers spin 50 us for connections that ask");
 KRPC_PARAM(cq_shared, 0, 0, 1, 0644,
 	   "1: connections on software devices (rxe, siw) take their CQs from ib_core's shared pool, as on hardware; 0 = a CQ of their own, reaped in softirq or on a work queue as each event asks (connections made from then on)");
 KRPC_PARAM(poll_threads, 1, 1, 64, 0444,

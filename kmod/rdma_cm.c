@@ -437,6 +437,8 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	}
 	conn = krpc_conn_alloc(&krpc_rdma_ops, srv->net, true, srv->depth);
 	rc = kzalloc(sizeof(*rc), GFP_KERNEL);
+	if (conn)	/* srv->cq_mode was checked by krpc_server_create() */
+		krpc_cq_mode_resolve(srv->cq_mode, &conn->cq_poll);
 	if (!conn || !rc) {
 		kfree(rc);
 		if (conn)

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RDMA transport, polled completion queues (module parameter poll_usecs).
+ * RDMA transport, polled completion queues (KRPC_CQ_POLL, poll_usecs).
  *
  * By default a connection's completions come from a shared ib_cq_pool CQ
  * in softirq (a software device's own CQ, rdma_cq.c): each completion is
  * an interrupt (on Soft-RoCE a tasklet or a work item), a softirq pass or
- * a work item, and a re-arm.  With poll_usecs > 0, a connection made from
- * then on gets a CQ of its own, served by one of poll_threads kernel
- * threads ("krpc_poll/N"), as brpc's pollers (rdma_use_polling) and
- * nvme-rdma's poll queues do.  A poller reaps every CQ it serves in turn
- * and keeps spinning for poll_usecs after the last completion it found,
- * giving the CPU up whenever the scheduler asks (cond_resched(), as NAPI
- * busy polling does); then it arms every CQ and sleeps until one of them
- * signals.  The spin trades CPU time for latency: it is off unless asked
- * for.
+ * a work item, and a re-arm.  A connection made with KRPC_CQ_POLL, or with
+ * KRPC_CQ_DEFAULT while poll_usecs > 0, gets a CQ of its own, served by
+ * one of poll_threads kernel threads ("krpc_poll/N"), as brpc's pollers
+ * (rdma_use_polling) and nvme-rdma's poll queues do.  A poller reaps every
+ * CQ it serves in turn and keeps spinning for poll_usecs
+ * (KRPC_POLL_USECS_DEFAULT while that is 0) after the last completion it
+ * found, giving the CPU up whenever the scheduler asks (cond_resched(), as
+ * NAPI busy polling does); then it arms every CQ and sleeps until one of
+ * them signals.  The spin trades CPU time for latency: it is off unless
+ * asked for.
  *
  * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
  * for its completion queue reaps the polled CQs of its own connections (the
@@ -167,7 +168,8 @@ static int poller_fn(void *data)
 	u64 last = local_clock();
 
 	while (!kthread_should_stop()) {
-		u64 spin = (u64)krpc_param(poll_usecs) * NSEC_PER_USEC;
+		u64 spin = (u64)(krpc_param(poll_usecs) ?:
+				 KRPC_POLL_USECS_DEFAULT) * NSEC_PER_USEC;
 		bool deferred;
 		int n, reaped;
 

@@ -65,7 +65,7 @@ static KRPC_FAULT_POINT int krpc_rdma_create_cq(struct krpc_rdma_conn *rc)
 {
 	struct ib_cq *cq;
 
-	if (krpc_param(poll_usecs))
+	if (rc->conn->cq_poll)
 		return krpc_rdma_poll_cq_create(rc);
 	if (ib_uses_virt_dma(rc->ibdev) && !krpc_param(cq_shared))
 		return krpc_rdma_ecq_create(rc);

@@ -113,6 +113,7 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 	unsigned int depth = opts->depth ? opts->depth : krpc_param(depth);
 	unsigned int transport;
 	struct krpc_server *srv;
+	bool cq_poll;
 	int ret;
 
 	might_sleep();
@@ -123,6 +124,11 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 	ret = krpc_xprt_resolve(opts->transport, &transport);
 	if (ret)
 		return ERR_PTR(ret);
+	if (krpc_cq_mode_resolve(opts->cq_mode, &cq_poll)) {
+		pr_warn_ratelimited("server: unknown cq_mode %u\n",
+				    opts->cq_mode);
+		return ERR_PTR(-EINVAL);
+	}
 
 	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
 	if (!srv)
@@ -131,6 +137,7 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 	srv->net = get_net(net);
 	srv->addr = opts->addr;
 	srv->depth = depth;
+	srv->cq_mode = opts->cq_mode;
 	if (opts->pool) {
 		krpc_pool_get(opts->pool);
 		srv->pool = opts->pool;

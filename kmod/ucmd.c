@@ -209,6 +209,24 @@ static int addr_from_user(const struct krpc_addr *a,
 	}
 }
 
+/* KRPC_CONN_F_* of the uapi to enum krpc_cq_mode; -EINVAL if invalid. */
+int krpc_uconn_flags_cq_mode(u32 flags, unsigned int *mode)
+{
+	switch (flags) {
+	case 0:
+		*mode = KRPC_CQ_DEFAULT;
+		return 0;
+	case KRPC_CONN_F_CQ_IRQ:
+		*mode = KRPC_CQ_IRQ;
+		return 0;
+	case KRPC_CONN_F_CQ_POLL:
+		*mode = KRPC_CQ_POLL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 int krpc_uaddr_parse(const struct krpc_addr *a, struct sockaddr_storage *ss)
 {
 	return addr_from_user(a, ss);
@@ -252,7 +270,9 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	struct krpc_upool *up;
 	int ret;
 
-	if (c->flags || c->reserved0 || c->reserved1 || c->reserved)
+	if (c->reserved0 || c->reserved1 || c->reserved)
+		return -EINVAL;
+	if (krpc_uconn_flags_cq_mode(c->flags, &opts.cq_mode))
 		return -EINVAL;
 	if (c->transport > KRPC_TRANSPORT_AUTO)
 		return -EINVAL;

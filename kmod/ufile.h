@@ -314,6 +314,7 @@ struct krpc_uconn {
 };
 
 int krpc_uaddr_parse(const struct krpc_addr *a, struct sockaddr_storage *ss);
+int krpc_uconn_flags_cq_mode(u32 flags, unsigned int *mode);
 
 /* userver.c */
 struct krpc_userver;

@@ -417,12 +417,14 @@ static struct krpc_userver *userver_alloc(struct krpc_upool *up, u32 nr_slots)
 }
 
 static int listen_check(struct krpc_file *kf, const struct krpc_listen *l,
-			struct sockaddr_storage *ss)
+			struct sockaddr_storage *ss, unsigned int *cq_mode)
 {
 	int ret;
 
-	if (l->flags || l->handle || l->desc_offset || l->desc_length ||
+	if (l->handle || l->desc_offset || l->desc_length ||
 	    l->transport > KRPC_TRANSPORT_AUTO)
+		return -EINVAL;
+	if (krpc_uconn_flags_cq_mode(l->flags, cq_mode))
 		return -EINVAL;
 	if (!l->nr_slots || l->nr_slots > KRPC_SLOTS_MAX ||
 	    !l->nr_methods || l->nr_methods > KRPC_METHODS_MAX ||
@@ -453,7 +455,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 	ret = krpc_ioc_copy_in(&l, sizeof(l), arg, KRPC_LISTEN_SIZE_VER0, &usize);
 	if (ret)
 		return ret;
-	ret = listen_check(kf, &l, &opts.addr);
+	ret = listen_check(kf, &l, &opts.addr, &opts.cq_mode);
 	if (ret)
 		return ret;
 	if (copy_from_user(methods, u64_to_user_ptr(l.methods),

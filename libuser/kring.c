@@ -183,12 +183,22 @@ int krpc_connect_xprt(struct krpc *k, const struct krpc_pool *pool,
 		      const struct sockaddr *sa, socklen_t salen,
 		      uint32_t depth, uint32_t transport, uint32_t *used)
 {
+	return krpc_connect_flags(k, pool, sa, salen, depth, transport, 0,
+				  used);
+}
+
+int krpc_connect_flags(struct krpc *k, const struct krpc_pool *pool,
+		       const struct sockaddr *sa, socklen_t salen,
+		       uint32_t depth, uint32_t transport, uint32_t flags,
+		       uint32_t *used)
+{
 	struct krpc_cmd_connect c;
 	uint64_t res2 = 0;
 	int ret;
 
 	memset(&c, 0, sizeof(c));
 	c.pool = pool->handle;
+	c.flags = flags;
 	c.depth = depth;
 	c.transport = transport;
 	ret = krpc_addr_set(&c.addr, sa, salen);

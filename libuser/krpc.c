@@ -200,12 +200,23 @@ int krpc_listen_xprt(int fd, const struct krpc_pool *pool,
 		     uint32_t nr_methods, uint32_t transport,
 		     struct krpc_srv *srv)
 {
+	return krpc_listen_flags(fd, pool, sa, salen, nr_slots, methods,
+				 nr_methods, transport, 0, srv);
+}
+
+int krpc_listen_flags(int fd, const struct krpc_pool *pool,
+		      const struct sockaddr *sa, socklen_t salen,
+		      uint32_t nr_slots, const uint32_t *methods,
+		      uint32_t nr_methods, uint32_t transport, uint32_t flags,
+		      struct krpc_srv *srv)
+{
 	struct krpc_listen l;
 	void *desc;
 	int ret;
 
 	memset(&l, 0, sizeof(l));
 	l.size = sizeof(l);
+	l.flags = flags;
 	l.transport = transport;
 	l.pool = pool->handle;
 	l.nr_slots = nr_slots;

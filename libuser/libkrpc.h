@@ -189,6 +189,30 @@ int krpc_listen_xprt(int fd, const struct krpc_pool *pool,
 		     struct krpc_srv *srv);
 
 /**
+ * krpc_listen_flags() - krpc_listen_xprt() with connection flags
+ * @fd:		/dev/krpc
+ * @pool:	pool of its connections
+ * @sa:		local address (may be the wildcard) and port
+ * @salen:	its length
+ * @nr_slots:	parallel FETCHes (1..KRPC_SLOTS_MAX)
+ * @methods:	method ids served
+ * @nr_methods:	1..KRPC_METHODS_MAX
+ * @transport:	KRPC_TRANSPORT_*
+ * @flags:	KRPC_CONN_F_* for every accepted connection (how its RDMA
+ *		completions are reaped: KRPC_CONN_F_CQ_POLL, _IRQ, or 0 for
+ *		the module parameter's choice)
+ * @srv:	filled in
+ *
+ * Return: 0, or -errno (-EINVAL for unknown or conflicting @flags, else as
+ * krpc_listen_xprt()).
+ */
+int krpc_listen_flags(int fd, const struct krpc_pool *pool,
+		      const struct sockaddr *sa, socklen_t salen,
+		      uint32_t nr_slots, const uint32_t *methods,
+		      uint32_t nr_methods, uint32_t transport, uint32_t flags,
+		      struct krpc_srv *srv);
+
+/**
  * krpc_srv_close() - stop a server and unmap its descriptors
  * @fd:		/dev/krpc
  * @srv:	from krpc_listen()
@@ -447,6 +471,27 @@ int krpc_connect(struct krpc *k, const struct krpc_pool *pool,
 int krpc_connect_xprt(struct krpc *k, const struct krpc_pool *pool,
 		      const struct sockaddr *sa, socklen_t salen,
 		      uint32_t depth, uint32_t transport, uint32_t *used);
+
+/**
+ * krpc_connect_flags() - krpc_connect_xprt() with connection flags
+ * @k:		the device
+ * @pool:	pool of the connection
+ * @sa:		server address
+ * @salen:	its length
+ * @depth:	calls in flight on the wire, 0 for the default
+ * @transport:	KRPC_TRANSPORT_*
+ * @flags:	KRPC_CONN_F_* (how the connection's RDMA completions are
+ *		reaped: KRPC_CONN_F_CQ_POLL, _IRQ, or 0 for the module
+ *		parameter's choice)
+ * @used:	if not NULL, receives the transport the connection uses
+ *
+ * Return: a connection handle, or -errno (-EINVAL for unknown or
+ * conflicting @flags, else as krpc_connect_xprt()).
+ */
+int krpc_connect_flags(struct krpc *k, const struct krpc_pool *pool,
+		       const struct sockaddr *sa, socklen_t salen,
+		       uint32_t depth, uint32_t transport, uint32_t flags,
+		       uint32_t *used);
 
 /**
  * struct krpc_reply - where a reply landed

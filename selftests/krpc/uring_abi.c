@@ -187,7 +187,10 @@ TEST_F(abi, reserved_fields_and_unknown_flags)
 	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
 					 sizeof(cn), NULL));
 	cn.reserved0 = 0;
-	cn.flags = 1;
+	cn.flags = 1U << 2;		/* unknown flag */
+	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
+					 sizeof(cn), NULL));
+	cn.flags = KRPC_CONN_F_CQ_IRQ | KRPC_CONN_F_CQ_POLL;	/* both */
 	EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, KRPC_CMD_CONNECT, &cn,
 					 sizeof(cn), NULL));
 	cn.flags = 0;
@@ -380,6 +383,17 @@ TEST_F(abi, slots)
 						    sizeof(sin), 2, &m, 1,
 						    KRPC_TRANSPORT_AUTO + 1,
 						    &srv2));
+		/* Unknown and conflicting connection flags. */
+		EXPECT_EQ(-EINVAL, krpc_listen_flags(k.fd, &pool,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin), 2, &m, 1,
+						     KRPC_TRANSPORT_TCP, 1U << 2,
+						     &srv2));
+		EXPECT_EQ(-EINVAL, krpc_listen_flags(k.fd, &pool,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin), 2, &m, 1,
+						     KRPC_TRANSPORT_TCP,
+						     KRPC_CONN_F_VALID, &srv2));
 		/* TCP on the same port number: its own port space. */
 		ASSERT_EQ(0, krpc_listen_xprt(k.fd, &pool,
 					      (struct sockaddr *)&sin,

@@ -667,6 +667,57 @@ TEST_F(ucq, busy_poll_reaps_completions_in_the_waiter)
 	clnt_stop(&c2);
 }
 
+/*
+ * Polling asked for by the connection (KRPC_CONN_F_CQ_POLL) while
+ * poll_usecs is 0: its CQ is polled all the same, and the waiter reaps it.
+ * KRPC_CONN_F_CQ_IRQ while poll_usecs is set: not polled, so the spin has
+ * nothing of this connection's to reap and only watches the queue.
+ */
+TEST_F(ucq, the_connection_chooses_its_completions)
+{
+	long long reaped = krpc_counter("busy_polled");
+	struct echo_clnt c2;
+	struct krpc_cq cq;
+	uint32_t i, tx;
+	int step, ret;
+
+	ASSERT_EQ(0, sh("echo 0 > /sys/module/krpc/parameters/poll_usecs"));
+	ASSERT_EQ(0, clnt_start_flags(&c2, TEST_ADDR, PORT, 64,
+				      variant->ring_flags, 16,
+				      KRPC_CONN_F_CQ_POLL));
+	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
+	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
+	for (i = 0; i < 200; i++) {
+		step = echo_via_cq(&c2, &cq, tx, i, 4000 + i, true);
+		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
+	}
+	if (c2.transport == KRPC_TRANSPORT_TCP) {
+		EXPECT_EQ(reaped, krpc_counter("busy_polled"));
+	} else {
+		EXPECT_GE(krpc_counter("busy_polled"), reaped + 200);
+	}
+	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
+	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
+	clnt_stop(&c2);
+
+	ASSERT_EQ(0, sh("echo 1 > /sys/module/krpc/parameters/poll_usecs"));
+	ret = clnt_start_flags(&c2, TEST_ADDR, PORT, 64, variant->ring_flags,
+			       16, KRPC_CONN_F_CQ_IRQ);
+	EXPECT_EQ(0, sh("echo 0 > /sys/module/krpc/parameters/poll_usecs"));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
+	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
+	reaped = krpc_counter("busy_polled");
+	for (i = 0; i < 50; i++) {
+		step = echo_via_cq(&c2, &cq, tx, i, 5000 + i, true);
+		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
+	}
+	EXPECT_EQ(reaped, krpc_counter("busy_polled"));
+	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
+	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
+	clnt_stop(&c2);
+}
+
 /* A process spinning in KRPC_IOC_CQ_POLL on a file of its own. */
 struct spinner {
 	pthread_t thread;

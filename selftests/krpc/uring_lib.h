@@ -298,9 +298,11 @@ struct echo_clnt {
 	uint32_t transport;	/* KRPC_TRANSPORT_RDMA or _TCP */
 };
 
-static inline int clnt_start(struct echo_clnt *c, const char *addr,
-			     uint16_t port, uint32_t nr_bufs,
-			     unsigned int ring_flags, uint32_t depth)
+/* A client whose connection has KRPC_CONN_F_* @conn_flags. */
+static inline int clnt_start_flags(struct echo_clnt *c, const char *addr,
+				   uint16_t port, uint32_t nr_bufs,
+				   unsigned int ring_flags, uint32_t depth,
+				   uint32_t conn_flags)
 {
 	struct sockaddr_in sin;
 	int ret;
@@ -315,9 +317,9 @@ static inline int clnt_start(struct echo_clnt *c, const char *addr,
 	sin_of(&sin, addr, port);
 	if (env_transport() < 0)
 		return -EINVAL;
-	c->conn = krpc_connect_xprt(&c->k, &c->pool, (struct sockaddr *)&sin,
-				    sizeof(sin), depth, env_transport(),
-				    &c->transport);
+	c->conn = krpc_connect_flags(&c->k, &c->pool, (struct sockaddr *)&sin,
+				     sizeof(sin), depth, env_transport(),
+				     conn_flags, &c->transport);
 	if (c->conn < 0)
 		return c->conn;
 	/* A transport asked for by name is the one used. */
@@ -326,6 +328,13 @@ static inline int clnt_start(struct echo_clnt *c, const char *addr,
 	    c->transport != (uint32_t)env_transport())
 		return -EPROTO;
 	return 0;
+}
+
+static inline int clnt_start(struct echo_clnt *c, const char *addr,
+			     uint16_t port, uint32_t nr_bufs,
+			     unsigned int ring_flags, uint32_t depth)
+{
+	return clnt_start_flags(c, addr, port, nr_bufs, ring_flags, depth, 0);
 }
 
 static inline void clnt_stop(struct echo_clnt *c)

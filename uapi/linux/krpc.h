@@ -84,6 +84,23 @@
 #define KRPC_TRANSPORT_TCP	2
 #define KRPC_TRANSPORT_AUTO	3
 
+/*
+ * Completion flags (krpc_cmd_connect.flags, krpc_listen.flags: every
+ * connection the server accepts): how an RDMA connection's completions
+ * are reaped, at most one of them.
+ * KRPC_CONN_F_CQ_IRQ:	per completion event (interrupts)
+ * KRPC_CONN_F_CQ_POLL:	by krpc's poller threads, which spin the module
+ *			parameter poll_usecs after the last completion (50 us
+ *			while it is 0); a process in KRPC_IOC_CQ_POLL reaps
+ *			the polled CQs of its own connections itself
+ * Neither: polled when poll_usecs is non-zero as the connection is made.
+ * Over TCP the flags are accepted and have no effect.  Both, or any other
+ * bit: -EINVAL.
+ */
+#define KRPC_CONN_F_CQ_IRQ	(1U << 0)
+#define KRPC_CONN_F_CQ_POLL	(1U << 1)
+#define KRPC_CONN_F_VALID	(KRPC_CONN_F_CQ_IRQ | KRPC_CONN_F_CQ_POLL)
+
 /**
  * struct krpc_info - answer of KRPC_IOC_GET_INFO
  * @size:	in: sizeof(struct krpc_info) as the caller knows it (at least
@@ -237,7 +254,7 @@ struct krpc_addr {
 /**
  * struct krpc_listen - KRPC_IOC_LISTEN: create a server
  * @size:	sizeof(struct krpc_listen) as the caller knows it
- * @flags:	must be 0
+ * @flags:	KRPC_CONN_F_* for every accepted connection
  * @pool:	pool every accepted connection uses
  * @depth:	largest depth granted to a client; 0: module default
  * @nr_slots:	FETCH slots, 1..KRPC_SLOTS_MAX
@@ -416,7 +433,7 @@ struct krpc_cqe {
 /**
  * struct krpc_cmd_connect - KRPC_CMD_CONNECT
  * @pool:	pool of the connection (receives, payloads)
- * @flags:	must be 0
+ * @flags:	KRPC_CONN_F_*
  * @depth:	calls in flight on the wire (more wait in a queue); 0: module
  *		default
  * @connect_timeout_ms: 0: module default

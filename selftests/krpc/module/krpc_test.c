@@ -19,6 +19,8 @@
  *   transport N		transport of the next server_start / connect
  *				(enum krpc_xprt: 0 default, 1 rdma, 2 tcp,
  *				3 auto); the module parameter sets the first
+ *   cq_mode N			enum krpc_cq_mode of the next server_start /
+ *				connect (0 default, 1 irq, 2 poll)
  *   disconnect			destroy the client
  *   echo SIZE [COUNT]		synchronous echo, payload checked byte by byte
  *   nosleep_echo SIZE		echo through a KRPC_METHOD_NOSLEEP handler
@@ -70,6 +72,8 @@ MODULE_PARM_DESC(slow, "multiply the test's delays and bounds");
 static unsigned int transport;
 module_param(transport, uint, 0444);
 MODULE_PARM_DESC(transport, "first transport (enum krpc_xprt)");
+
+static unsigned int cq_mode;
 
 enum {
 	M_ECHO = 1,
@@ -452,6 +456,7 @@ static int cmd_server_start(char **argv, int argc)
 	if (ret)
 		return ret;
 	o.transport = transport;
+	o.cq_mode = cq_mode;
 	s = krpc_server_create(&o);
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -499,6 +504,7 @@ static int do_connect(char **argv, int argc, struct krpc_client **out)
 	if (ret)
 		return ret;
 	o.transport = transport;
+	o.cq_mode = cq_mode;
 	if (argc > 3 && kstrtouint(argv[3], 0, &o.depth))
 		return -EINVAL;
 	c = krpc_client_create(&o);
@@ -1237,6 +1243,8 @@ static int run_cmd(char *line)
 		return cmd_connect_fail(argv, argc);
 	if (!strcmp(argv[0], "transport"))
 		return argc == 2 ? kstrtouint(argv[1], 0, &transport) : -EINVAL;
+	if (!strcmp(argv[0], "cq_mode"))
+		return argc == 2 ? kstrtouint(argv[1], 0, &cq_mode) : -EINVAL;
 	if (!strcmp(argv[0], "disconnect"))
 		return cmd_disconnect(argv, argc);
 	if (!strcmp(argv[0], "echo"))
@@ -1317,12 +1325,12 @@ static int info_show(struct seq_file *m, void *unused)
 	mutex_lock(&cmd_lock);
 	if (clnt) {
 		krpc_client_query(clnt, &info);
-		seq_printf(m, "state %u\nreason %d\ndepth %u\ninflight %u\nqueued %u\ncredits %u\ninline_max %u\nmax_msg %u\ncalls %llu\nrnr_naks %llu\ndp_regs %llu\ncopies %llu\nmr_grants %llu\ntransport %u\n",
+		seq_printf(m, "state %u\nreason %d\ndepth %u\ninflight %u\nqueued %u\ncredits %u\ninline_max %u\nmax_msg %u\ncalls %llu\nrnr_naks %llu\ndp_regs %llu\ncopies %llu\nmr_grants %llu\ntransport %u\ncq_mode %u\n",
 			   info.state, info.reason, info.depth, info.inflight,
 			   info.queued, info.send_credits, info.inline_max,
 			   info.max_msg, info.stats.calls, info.stats.rnr_naks,
 			   info.stats.dp_regs, info.stats.copies,
-			   info.stats.mr_grants, info.transport);
+			   info.stats.mr_grants, info.transport, info.cq_mode);
 	}
 	seq_printf(m, "disconnects %d\ndisconnect_ms %llu\n",
 		   atomic_read(&disconnects), READ_ONCE(disconnect_ms));
