@@ -53,6 +53,11 @@
 
 enum transport { T_RDMA, T_TCP, T_AUTO };
 static const char *const transport_names[] = { "rdma", "tcp", "auto" };
+/* --cq-mode: enum krpc_cq_mode's order; the uapi's KRPC_CONN_F_* below. */
+static const char *const cq_mode_names[] = { "default", "irq", "poll" };
+static const uint32_t cq_mode_flags[] = {
+	0, KRPC_CONN_F_CQ_IRQ, KRPC_CONN_F_CQ_POLL,
+};
 
 static struct opts {
 	enum transport transport;
@@ -62,6 +67,7 @@ static struct opts {
 	double duration, warmup, progress;
 	uint64_t calls;
 	int json, verify, sqpoll, busy, defer, cq, kpoll;
+	unsigned int cq_mode;		/* cq_mode_names[] */
 	uint32_t free_batch;
 	const char *addr;
 	uint16_t port;
@@ -347,6 +353,7 @@ static void report(const struct stats *s, const struct sample *a,
 	       o.req, o.reply, o.conns, o.threads);
 	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"kernel_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
 	       o.sqpoll, o.busy, o.kpoll, o.defer, o.cq, o.verify);
+	printf(",\"cq_mode\":\"%s\"", cq_mode_names[o.cq_mode]);
 	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"unmeasured_errors\":%" PRIu64 ",\"bad\":%" PRIu64,
 	       s->calls, s->errors, unmeasured_errors, s->bad);
 	jnum("elapsed_s", elapsed);
@@ -593,11 +600,11 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 			return ret;
 	}
 	/* Clients over tcp or auto find a listener on both transports. */
-	return krpc_listen_xprt(s->k.fd, &s->pool, (struct sockaddr *)&sin,
-				sizeof(sin), nr_slots, &method, 1,
-				o.transport == T_RDMA ? KRPC_TRANSPORT_RDMA :
-							KRPC_TRANSPORT_AUTO,
-				&s->srv);
+	return krpc_listen_flags(s->k.fd, &s->pool, (struct sockaddr *)&sin,
+				 sizeof(sin), nr_slots, &method, 1,
+				 o.transport == T_RDMA ? KRPC_TRANSPORT_RDMA :
+							 KRPC_TRANSPORT_AUTO,
+				 cq_mode_flags[o.cq_mode], &s->srv);
 }
 
 /* Answer every request with its own buffer (resized) until a signal. */
@@ -804,10 +811,11 @@ static int client_setup(struct client *c)
 			return ret;
 	}
 	for (i = 0; i < o.conns; i++) {
-		c->conn[i] = krpc_connect_xprt(&c->k, &c->pool,
-					       (struct sockaddr *)&sin,
-					       sizeof(sin), o.depth,
-					       uapi_transport(o.transport), NULL);
+		c->conn[i] = krpc_connect_flags(&c->k, &c->pool,
+						(struct sockaddr *)&sin,
+						sizeof(sin), o.depth,
+						uapi_transport(o.transport),
+						cq_mode_flags[o.cq_mode], NULL);
 		if (c->conn[i] < 0)
 			return c->conn[i];
 	}
@@ -1263,6 +1271,11 @@ static int run_kernel(void)
 	loaded = module_load();
 	if (loaded < 0)
 		return loaded;
+	ret = kcmd("cq_mode %u", o.cq_mode);
+	if (ret) {
+		fprintf(stderr, "krpc-bench: kernel path: cq_mode: %s\n", strerror(-ret));
+		goto out_unload;
+	}
 	if (!strcmp(o.mode, "both")) {
 		ret = kcmd("server_start %u", o.port);
 		if (ret) {
@@ -1316,6 +1329,9 @@ static void usage(int status)
 "      --defer         DEFER_TASKRUN + SINGLE_ISSUER rings (user path, both sides)\n"
 "      --cq            calls and fetches complete into krpc completion queues,\n"
 "                      not the io_uring CQ (user path, both sides)\n"
+"      --cq-mode M     default | poll | irq: how each connection's RDMA\n"
+"                      completions are reaped, both sides (default: as the\n"
+"                      module parameter poll_usecs says)       [default]\n"
 "      --verify        fill and check every payload byte (else 16 stamped bytes)\n"
 "      --json          one JSON object on stdout\n"
 "      --progress S    progress line every S seconds on stderr [1 if the run is 5 s or longer]\n"
@@ -1353,7 +1369,7 @@ int main(int argc, char **argv)
 		{ "progress", 1, 0, 5 }, { "module", 1, 0, 6 },
 		{ "caps", 0, 0, 7 }, { "free-batch", 1, 0, 8 },
 		{ "defer", 0, 0, 9 }, { "cq", 0, 0, 10 },
-		{ "kernel-poll", 0, 0, 11 },
+		{ "kernel-poll", 0, 0, 11 }, { "cq-mode", 1, 0, 12 },
 		{ "addr", 1, 0, 'a' },
 		{ "port", 1, 0, 'P' }, { "mode", 1, 0, 'm' },
 		{ "help", 0, 0, 'h' }, { 0 },
@@ -1397,6 +1413,13 @@ int main(int argc, char **argv)
 		case 9: o.defer = 1; break;
 		case 10: o.cq = 1; break;
 		case 11: o.kpoll = o.busy = 1; break;
+		case 12:
+			for (i = 0; i < 3 && strcmp(optarg, cq_mode_names[i]); i++)
+				;
+			if (i == 3)
+				usage(2);
+			o.cq_mode = i;
+			break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;
@@ -1450,7 +1473,9 @@ int main(int argc, char **argv)
 
 			if (loaded < 0)
 				return 1;
-			ret = kcmd("server_start %u", o.port);
+			ret = kcmd("cq_mode %u", o.cq_mode);
+			if (!ret)
+				ret = kcmd("server_start %u", o.port);
 			if (ret)
 				die("kernel server: %s", strerror(-ret));
 			while (!stop_flag)

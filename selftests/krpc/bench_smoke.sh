@@ -90,6 +90,27 @@ echo 0 > /sys/module/krpc/parameters/poll_usecs
 bench_ok "kernel path, 64 B, CQs shared again" 100 -p kernel -s 64
 ktap_check "poll_usecs=0: no completion reaped by the poller" \
 	test "$(krpc_stat cq_polled)" = "$p1"
+# The connections choose (--cq-mode): polled with poll_usecs 0, and not
+# polled with it set.
+b1=$(krpc_stat busy_polled)
+bench_ok "kernel path, 64 B, --cq-mode poll" 100 -p kernel -s 64 --cq-mode poll
+bench_ok "user path, 64 B, --cq-mode poll, kernel busy polling" 100 -s 64 \
+	--cq-mode poll --cq --kernel-poll
+p2=$(krpc_stat cq_polled)
+b2=$(krpc_stat busy_polled)
+log "--cq-mode poll runs: cq_polled $p1 -> $p2, busy_polled $b1 -> $b2"
+# 200 calls, four completions each, every one on a polled CQ: reaped by a
+# poller or by the busy-polling process
+ktap_check "--cq-mode poll, poll_usecs 0: 800 completions reaped by pollers or the busy poller" \
+	test $((p2 - p1 + b2 - b1)) -ge 800 -a "$p2" -gt "$p1"
+echo 50 > /sys/module/krpc/parameters/poll_usecs
+bench_ok "kernel path, 64 B, --cq-mode irq, poll_usecs 50" 100 -p kernel \
+	-s 64 --cq-mode irq
+echo 0 > /sys/module/krpc/parameters/poll_usecs
+ktap_check "--cq-mode irq: no completion reaped by the poller" \
+	test "$(krpc_stat cq_polled)" = "$p2"
+ktap_check "--cq-mode with an unknown mode is refused (exit 2)" \
+	eval "\"$bench\" --cq-mode sometimes -n 1 > /dev/null 2>&1; test \$? = 2"
 if "$bench" --caps | grep -q '"tcp"'; then
 	bench_ok "user path over TCP, 64 B" 100 -t tcp -s 64
 	bench_ok "user path over TCP, 64 KiB, depth 4" 50 -t tcp -s 65536 -d 4

@@ -10,6 +10,8 @@
  * Commands:
  *   server_start PORT [ADDR]	listen; method 1 echoes (NOSLEEP handler)
  *   server_stop
+ *   cq_mode N			enum krpc_cq_mode of the next server_start and
+ *				run (0 default, 1 irq, 2 poll)
  *   run KEY=VALUE...		connect and keep DEPTH calls in flight on each
  *				connection: addr, port, transport (rdma, tcp
  *				or auto), req,
@@ -81,6 +83,7 @@ static struct dentry *dir;
 static DEFINE_MUTEX(cmd_lock);
 static struct krpc_server *srv;
 static struct brun *run;
+static unsigned int cq_mode;	/* of the next server and run */
 static size_t srv_reply_len;	/* what the echo handler answers */
 
 static u8 pattern(u64 seed, size_t i)
@@ -306,6 +309,7 @@ static int cmd_server_start(char **argv, int argc)
 	o.depth = MAX_DEPTH;
 	/* Both transports on the port: clients choose theirs. */
 	o.transport = KRPC_XPRT_AUTO;
+	o.cq_mode = cq_mode;
 	s = krpc_server_create(&o);
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -466,6 +470,7 @@ static int cmd_run(char **argv, int argc)
 	WRITE_ONCE(srv_reply_len, o.reply);
 	co.depth = o.depth;
 	co.transport = o.transport;
+	co.cq_mode = cq_mode;
 	for (i = 0; i < o.conns; i++) {
 		r->clnt[i] = krpc_client_create(&co);
 		if (IS_ERR(r->clnt[i])) {
@@ -539,6 +544,8 @@ static int run_cmd(char *line)
 		server_stop();
 		return 0;
 	}
+	if (!strcmp(argv[0], "cq_mode"))
+		return argc == 2 ? kstrtouint(argv[1], 0, &cq_mode) : -EINVAL;
 	if (!strcmp(argv[0], "run"))
 		return cmd_run(argv, argc);
 	if (!strcmp(argv[0], "mark"))
