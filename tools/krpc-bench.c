@@ -1308,7 +1308,7 @@ out_unload:
 
 /* ---------------------------------------------------------------------- */
 
-static void usage(int status)
+static __attribute__((noreturn)) void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 "usage: krpc-bench [OPTIONS]\n"
@@ -1356,6 +1356,17 @@ static unsigned long num_arg(const char *s, unsigned long max)
 	return v;
 }
 
+/* The index of @arg in @names (three of them), or usage(2). */
+static unsigned int name_arg(const char *const names[3], const char *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	usage(2);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1381,11 +1392,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "t:p:s:r:d:c:T:D:n:w:a:P:m:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			for (i = 0; i < 3 && strcmp(optarg, transport_names[i]); i++)
-				;
-			if (i == 3)
-				usage(2);
-			o.transport = i;
+			o.transport = name_arg(transport_names, optarg);
 			break;
 		case 'p':
 			if (strcmp(optarg, "user") && strcmp(optarg, "kernel"))
@@ -1413,13 +1420,7 @@ int main(int argc, char **argv)
 		case 9: o.defer = 1; break;
 		case 10: o.cq = 1; break;
 		case 11: o.kpoll = o.busy = 1; break;
-		case 12:
-			for (i = 0; i < 3 && strcmp(optarg, cq_mode_names[i]); i++)
-				;
-			if (i == 3)
-				usage(2);
-			o.cq_mode = i;
-			break;
+		case 12: o.cq_mode = name_arg(cq_mode_names, optarg); break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;

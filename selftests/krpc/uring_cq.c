@@ -611,6 +611,23 @@ static int echo_via_cq(struct echo_clnt *c, struct krpc_cq *cq, uint32_t tx,
 }
 
 /*
+ * Echoes 0..@n - 1 through @cq as echo_via_cq() does, tagged @tag0 + i;
+ * stops at the first that fails.  Return 0, or the step that failed, with
+ * *@at the echo it failed in.
+ */
+static int echoes_via_cq(struct echo_clnt *c, struct krpc_cq *cq, uint32_t tx,
+			 uint32_t n, uint64_t tag0, bool busy, uint32_t *at)
+{
+	int step = 0;
+
+	for (*at = 0; *at < n && !step; (*at)++)
+		step = echo_via_cq(c, cq, tx, *at, tag0 + *at, busy);
+	if (step)
+		(*at)--;
+	return step;
+}
+
+/*
  * A client of its own with a polled connection (made while poll_usecs is
  * set, as the server's end of it) and a queue of 8 entries.
  */
@@ -647,10 +664,8 @@ TEST_F(ucq, busy_poll_reaps_completions_in_the_waiter)
 
 	ASSERT_EQ(0, polled_clnt_start(&c2, variant->ring_flags, &cq));
 	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
-	for (i = 0; i < 200; i++) {
-		step = echo_via_cq(&c2, &cq, tx, i, 2000 + i, true);
-		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
-	}
+	step = echoes_via_cq(&c2, &cq, tx, 200, 2000, true, &i);
+	ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
 	/*
 	 * Two completions a call on the client's CQ; the spinning client
 	 * reaps most, its poller's once-a-tick look the rest.  The
@@ -687,10 +702,8 @@ TEST_F(ucq, the_connection_chooses_its_completions)
 				      KRPC_CONN_F_CQ_POLL));
 	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
 	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
-	for (i = 0; i < 200; i++) {
-		step = echo_via_cq(&c2, &cq, tx, i, 4000 + i, true);
-		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
-	}
+	step = echoes_via_cq(&c2, &cq, tx, 200, 4000, true, &i);
+	ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
 	if (c2.transport == KRPC_TRANSPORT_TCP) {
 		EXPECT_EQ(reaped, krpc_counter("busy_polled"));
 	} else {
@@ -708,10 +721,8 @@ TEST_F(ucq, the_connection_chooses_its_completions)
 	ASSERT_EQ(0, krpc_cq_create(c2.k.fd, 8, &cq));
 	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
 	reaped = krpc_counter("busy_polled");
-	for (i = 0; i < 50; i++) {
-		step = echo_via_cq(&c2, &cq, tx, i, 5000 + i, true);
-		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
-	}
+	step = echoes_via_cq(&c2, &cq, tx, 50, 5000, true, &i);
+	ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
 	EXPECT_EQ(reaped, krpc_counter("busy_polled"));
 	EXPECT_EQ(0, krpc_buf_free(c2.k.fd, &c2.pool, &tx, 1));
 	EXPECT_EQ(0, krpc_cq_destroy(c2.k.fd, &cq));
@@ -765,10 +776,8 @@ TEST_F(ucq, busy_poll_reaps_only_its_own_connections)
 	ASSERT_EQ(0, krpc_cq_create(sp.fd, 8, &sp.cq));
 	ASSERT_EQ(0, pthread_create(&sp.thread, NULL, spinner_fn, &sp));
 	ASSERT_EQ(1, krpc_buf_alloc(c2.k.fd, &c2.pool, &tx, 1));
-	for (i = 0; i < 200; i++) {
-		step = echo_via_cq(&c2, &cq, tx, i, 3000 + i, false);
-		ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
-	}
+	step = echoes_via_cq(&c2, &cq, tx, 200, 3000, false, &i);
+	ASSERT_EQ(0, step) TH_LOG("echo %u: %s", i, echo_step[step]);
 	sp.stop = 1;
 	ASSERT_EQ(0, pthread_join(sp.thread, NULL));
 	EXPECT_EQ(0, sp.ret);
