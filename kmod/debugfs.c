@@ -6,6 +6,7 @@
  *   stats	module-wide counters, "name value" per line; conn_* are sums
  *		over all connections (struct krpc_conn_stats)
  *   conns	one line per connection, "key=value" fields
+ *   pollers	one line per poller thread (rdma_poll.c), "key=value" fields
  *   fault_proto_version	if not 0, clients announce this protocol version
  *		(handshake rejection tests)
  *   fault_mute	connection id that stops sending anything (dead-peer tests)
@@ -70,6 +71,12 @@ static int conns_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(conns);
 
+static int pollers_show(struct seq_file *m, void *unused)
+{
+	return krpc_pollers_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(pollers);
+
 int krpc_debugfs_init(void)
 {
 	krpc_debugfs_root = debugfs_create_dir("krpc", NULL);
@@ -79,6 +86,8 @@ int krpc_debugfs_init(void)
 			    &stats_fops);
 	debugfs_create_file("conns", 0400, krpc_debugfs_root, NULL,
 			    &conns_fops);
+	debugfs_create_file("pollers", 0400, krpc_debugfs_root, NULL,
+			    &pollers_fops);
 	debugfs_create_u32("fault_proto_version", 0600, krpc_debugfs_root,
 			   &krpc_fault_proto_version);
 	debugfs_create_u32("fault_mute", 0600, krpc_debugfs_root,

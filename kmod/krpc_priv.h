@@ -187,6 +187,8 @@ void krpc_rdma_device_removal(struct list_head *node);
 void krpc_rdma_poll_exit(void);
 /* Busy polling of the polled CQs by a process (rdma_poll.c). */
 int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg);
+/* debugfs krpc/pollers (rdma_poll.c). */
+int krpc_pollers_show(struct seq_file *m, void *unused);
 
 /* ---------------------------------------------------------------------- */
 /* Connections (conn.c) */

@@ -8,12 +8,20 @@
  * a work item, and a re-arm.  A connection made with KRPC_CQ_POLL, or with
  * KRPC_CQ_DEFAULT while poll_usecs > 0, gets a CQ of its own, served by
  * one of poll_threads kernel threads ("krpc_poll/N"), as brpc's pollers
- * (rdma_use_polling) and nvme-rdma's poll queues do.  A poller reaps every
- * CQ it serves in turn and keeps spinning for poll_usecs
- * (KRPC_POLL_USECS_DEFAULT while that is 0) after the last completion it
- * found, giving the CPU up whenever the scheduler asks (cond_resched(), as
- * NAPI busy polling does); then it arms every CQ and sleeps until one of
- * them signals.  The spin trades CPU time for latency: it is off unless
+ * (rdma_use_polling) and nvme-rdma's poll queues do.  With more than one,
+ * poller N is affine to a CPU of its own (the N-th, wrapping, of the
+ * online CPUs that kernel threads may use), as per-core poll queues are:
+ * left unbound, a poller woken by another's completion handler is placed
+ * on the waker's CPU (wake-affine), and two pollers that each spin then
+ * share one CPU while the other idles (Documentation/performance.rst).
+ * The affinity is not locked: an administrator may move a poller
+ * (taskset), and the scheduler moves it if its CPU goes offline.
+ *
+ * A poller reaps every CQ it serves in turn and keeps spinning for
+ * poll_usecs (KRPC_POLL_USECS_DEFAULT while that is 0) after the last
+ * completion it found, giving the CPU up whenever the scheduler asks
+ * (cond_resched(), as NAPI busy polling does); then it arms every CQ and
+ * sleeps until one of them signals.  The spin trades CPU time for latency: it is off unless
  * asked for.
  *
  * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
@@ -39,10 +47,13 @@
  * list is never polled again.  The completion handler only wakes the
  * poller and may run in any context.
  */
+#include <linux/cpumask.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/isolation.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "pool.h"
@@ -58,6 +69,9 @@
  * @lock:	@cqs; held across a pass
  * @cqs:	CQs served (struct krpc_pcq)
  * @nr_cqs:	entries on @cqs
+ * @cpu:	CPU it was made affine to at start, or -1 (unbound)
+ * @reaped:	completions reaped from @cqs, by the thread or by busy
+ *		polling processes (under @lock; read locklessly by debugfs)
  * @wc:		completions of one ib_poll_cq() (poller only)
  */
 struct krpc_poller {
@@ -65,6 +79,8 @@ struct krpc_poller {
 	struct mutex lock;
 	struct list_head cqs;
 	unsigned int nr_cqs;
+	int cpu;
+	u64 reaped;
 	struct ib_wc wc[KRPC_REAP_BATCH];
 };
 
@@ -175,8 +191,10 @@ static int poller_fn(void *data)
 
 		mutex_lock(&p->lock);
 		n = poll_pass(p, &reaped);
-		if (reaped)
+		if (reaped) {
+			WRITE_ONCE(p->reaped, p->reaped + reaped);
 			atomic64_add(reaped, &krpc_stats.cq_polled);
+		}
 		if (n) {
 			last = local_clock();
 		} else if (local_clock() - last >= spin) {
@@ -237,6 +255,31 @@ static void pollers_stop_locked(void)
 	nr_pollers = 0;
 }
 
+/*
+ * Make poller @i of several affine to the (@i mod n)-th of the n online
+ * CPUs that kernel threads may use (housekeeping: not isolated).  Not
+ * bound (kthread_bind() would lock the affinity): it may be moved.  On
+ * failure (a CPU going offline meanwhile) it stays unbound and says so.
+ */
+static void poller_place(struct krpc_poller *p, unsigned int i)
+{
+	const struct cpumask *hk = housekeeping_cpumask(HK_TYPE_KTHREAD);
+	unsigned int n = cpumask_weight_and(cpu_online_mask, hk), cpu;
+	int ret;
+
+	if (!n)
+		return;
+	cpu = cpumask_nth_and(i % n, cpu_online_mask, hk);
+	ret = cpu < nr_cpu_ids ? set_cpus_allowed_ptr(p->task, cpumask_of(cpu)) :
+				 -ENODEV;
+	if (ret) {
+		pr_warn("poller %u: not placed on CPU %u: %d; unbound\n", i, cpu,
+			ret);
+		return;
+	}
+	p->cpu = cpu;
+}
+
 /* Start poll_threads pollers on first use.  Caller holds pollers_lock. */
 static int pollers_start_locked(void)
 {
@@ -261,6 +304,9 @@ static int pollers_start_locked(void)
 			goto out_stop;
 		}
 		nr_pollers++;
+		p->cpu = -1;
+		if (n > 1)
+			poller_place(p, i);
 		wake_up_process(p->task);
 	}
 	/* Pairs with krpc_rdma_busy_poll(): @pollers is complete. */
@@ -381,7 +427,7 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
 	struct krpc_poller *p;
 	unsigned int i, n, k;
 	bool over = false;
-	int m, done = 0;
+	int m, before, done = 0;
 
 	/* Acquire: pairs with pollers_start_locked(); @pollers is whole. */
 	n = smp_load_acquire(&nr_live);
@@ -389,6 +435,7 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
 		p = &pollers[i];
 		if (!mutex_trylock(&p->lock))
 			continue;
+		before = done;
 		local_bh_disable();
 		list_for_each_entry(pcq, &p->cqs, node) {
 			if (pcq->owner != owner)
@@ -405,11 +452,44 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
 				break;
 		}
 		local_bh_enable();
+		WRITE_ONCE(p->reaped, p->reaped + (done - before));
 		mutex_unlock(&p->lock);
 	}
 	if (done)
 		atomic64_add(done, &krpc_stats.busy_polled);
 	return done;
+}
+
+/**
+ * krpc_pollers_show - debugfs krpc/pollers: a line per poller thread
+ * @m: the seq_file
+ * @unused: unused
+ *
+ * "poller=N pid=P cpu=C|- cqs=K reaped=R": its thread, the CPU it was
+ * placed on at start ("-": unbound, the only poller), the polled CQs it
+ * serves and the completions reaped from them (by it or by busy polling).
+ *
+ * Return: 0.
+ */
+int krpc_pollers_show(struct seq_file *m, void *unused)
+{
+	struct krpc_poller *p;
+	unsigned int i;
+
+	mutex_lock(&pollers_lock);
+	for (i = 0; i < nr_pollers; i++) {
+		p = &pollers[i];
+		seq_printf(m, "poller=%u pid=%d cpu=", i, task_pid_nr(p->task));
+		if (p->cpu < 0)
+			seq_puts(m, "-");
+		else
+			seq_printf(m, "%d", p->cpu);
+		/* nr_cqs changes under pollers_lock only */
+		seq_printf(m, " cqs=%u reaped=%llu\n", p->nr_cqs,
+			   (unsigned long long)READ_ONCE(p->reaped));
+	}
+	mutex_unlock(&pollers_lock);
+	return 0;
 }
 
 /* Module exit, after every connection is gone: stop the pollers. */

@@ -235,8 +235,12 @@ satdepth() {	# outstanding calls that saturate the link at SIZE
 	else echo 64; fi
 }
 
-# poll_set USECS: krpc's poll_usecs for the connections made from now on
-poll_us=50
+# poll_set USECS: krpc's poll_usecs for the connections made from now on.
+# The spin must outlast a round trip (kernel-api.rst): here one takes 30
+# to 130 us, and a poller whose 50 us spin ended before the reply slept
+# and was woken per message, which held two pollers at about 260 us per
+# round trip against 40 to 65 us with this spin.
+poll_us=1000
 poll_set() { echo "$1" > /sys/module/krpc/parameters/poll_usecs; }
 # krpc_load PARAMS...: (re)load krpc.ko; poll_threads is read at load.
 krpc_load() {

@@ -8,7 +8,8 @@ Each input line is one measurement:
   latency paths: lat_avg_us, lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us
   every path: calls_per_s; throughput paths: mb_per_s
   krpc paths (krpc-bench --json) add: copies, data_path_regs, eager, rdv,
-  mr_grants, rnr_naks, credit_stalls, retries, credit_msgs, pool_empty
+  mr_grants, rnr_naks, credit_stalls, retries, credit_msgs, pool_empty,
+  poll_sleeps
   (counter deltas over the measurement, both sides),
   cpu_us_per_call (whole guest), client/server_cpu_us_per_call (user path),
   client/server_rss_kb, pool_kb, errors, unmeasured_errors (failed calls
@@ -714,10 +715,19 @@ def evidence(d, wi):
                 if poll else ""))
     per = d.get(("krpc_kernel_pollcpu_lat", 64), {}).get("lat_p50_us")
     if poll and per:
+        def sleeps(path):
+            r = d.get((path, 64), {})
+            if r.get("calls") and r.get("poll_sleeps") is not None:
+                return "%.3f" % (r["poll_sleeps"] / r["calls"])
+            return "n/a"
         notes.append(
-            "- Polled CQs with a poller per vCPU against one poller, 64 B, "
-            "one call in flight: p50 %.1f vs %.1f us.  %s" % (
-                per, poll,
+            "- Polled CQs with a poller per vCPU (each placed on a vCPU of "
+            "its own) against one poller, 64 B, one call in flight: p50 "
+            "%.1f vs %.1f us; the pollers went to sleep %s and %s times per "
+            "call (``poll_sleeps``: a poller whose spin ends before the reply "
+            "sleeps, and the reply pays for its wake-up).  %s" % (
+                per, poll, sleeps("krpc_kernel_pollcpu_lat"),
+                sleeps("krpc_kernel_poll_lat"),
                 "Each side's CQ has its own poller spinning on its own "
                 "vCPU, as ib_send_lat's two processes do: a completion is "
                 "reaped as soon as Soft-RoCE writes it, while the sender's "
