@@ -7,7 +7,8 @@
 # and in each thread's Cpus_allowed_list; the client's and the server's
 # polled CQs go to different pollers (the least loaded), and each reaps its
 # own; the affinity is not locked (taskset moves a poller, and echoes still
-# complete).  RDMA only.
+# complete); a poller's CPU may go offline under traffic (the scheduler
+# moves it, echoes still complete, the CPU comes back).  RDMA only.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -71,6 +72,28 @@ ktap_check "taskset moves krpc_poll/0 to every online CPU" \
 	taskset -pc "$online" "$(field 0 pid)"
 ktap_check "krpc_poll/0 may now run on $online" test "$(allowed 0)" = "$online"
 ktap_check "200 echoes after the move" rpc_do krpc_test echo 8192 200
+
+# CPU hotplug: krpc_poll/1's CPU goes offline while echoes run.
+last=${cpu[${#cpu[@]} - 1]}
+hp=/sys/devices/system/cpu/cpu$last/online
+if [ "$(field 1 cpu)" = "$last" ] && [ -w "$hp" ]; then
+	# a few seconds of echoes; the status is what counts
+	rpc_do krpc_test echo 8192 20000 > /dev/null 2>&1 &
+	bg=$!
+	sleep 0.3
+	ktap_check "CPU $last (krpc_poll/1's) goes offline under traffic" \
+		eval 'kill -0 "$bg" && echo 0 > "$hp" && kill -0 "$bg"'
+	ktap_check "krpc_poll/1 runs on another CPU now" \
+		test "$(awk '{ print $39 }' "/proc/$(field 1 pid)/stat")" != "$last"
+	ktap_check "the echoes under way complete" wait "$bg"
+	ktap_check "200 echoes with CPU $last offline" \
+		rpc_do krpc_test echo 8192 200
+	ktap_check "CPU $last comes back" eval 'echo 1 > "$hp"'
+	ktap_check "200 echoes with CPU $last back" \
+		rpc_do krpc_test echo 8192 200
+else
+	ktap_check "CPU $last can be taken offline (krpc_poll/1 on it)" false
+fi
 
 ktap_check "disconnect" rpc_do krpc_test disconnect
 ktap_check "server stops" rpc_do krpc_test server_stop
