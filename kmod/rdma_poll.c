@@ -13,7 +13,7 @@
  * online CPUs that kernel threads may use), as per-core poll queues are:
  * left unbound, a poller woken by another's completion handler is placed
  * on the waker's CPU (wake-affine), and two pollers that each spin then
- * share one CPU while the other idles (Documentation/performance.rst).
+ * share one CPU while the other idles (Documentation/kernel-api.rst).
  * The affinity is not locked: an administrator may move a poller
  * (taskset), and the scheduler moves it if its CPU goes offline.
  *
@@ -21,8 +21,8 @@
  * poll_usecs (KRPC_POLL_USECS_DEFAULT while that is 0) after the last
  * completion it found, giving the CPU up whenever the scheduler asks
  * (cond_resched(), as NAPI busy polling does); then it arms every CQ and
- * sleeps until one of them signals.  The spin trades CPU time for latency: it is off unless
- * asked for.
+ * sleeps until one of them signals.  The spin trades CPU time for
+ * latency: it is off unless asked for.
  *
  * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
  * for its completion queue reaps the polled CQs of its own connections (the
