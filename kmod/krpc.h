@@ -119,8 +119,9 @@ enum krpc_xprt {
  *			CQ (module parameter "cq_shared")
  * @KRPC_CQ_POLL:	a CQ of its own reaped by a poller thread
  *			(krpc_poll/N), which spins "poll_usecs" after the last
- *			completion it found (KRPC_POLL_USECS_DEFAULT when the
- *			parameter is 0)
+ *			completion it found; while the parameter is 0, twice
+ *			the longest recent gap between completions, from
+ *			KRPC_POLL_USECS_DEFAULT to KRPC_POLL_USECS_ADAPT_MAX
  *
  * Over TCP the mode is accepted and has no effect.
  */
@@ -130,8 +131,13 @@ enum krpc_cq_mode {
 	KRPC_CQ_POLL	= 2,
 };
 
-/* A poller's spin for connections that ask for KRPC_CQ_POLL themselves. */
-#define KRPC_POLL_USECS_DEFAULT	50
+/*
+ * A poller's spin for connections that ask for KRPC_CQ_POLL themselves
+ * (while "poll_usecs" is 0) adapts to the gaps between completions, within
+ * these bounds (microseconds).
+ */
+#define KRPC_POLL_USECS_DEFAULT		50
+#define KRPC_POLL_USECS_ADAPT_MAX	1000
 
 /* ---------------------------------------------------------------------- */
 /* Client */

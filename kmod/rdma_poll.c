@@ -18,11 +18,22 @@
  * (taskset), and the scheduler moves it if its CPU goes offline.
  *
  * A poller reaps every CQ it serves in turn and keeps spinning for
- * poll_usecs (KRPC_POLL_USECS_DEFAULT while that is 0) after the last
- * completion it found, giving the CPU up whenever the scheduler asks
- * (cond_resched(), as NAPI busy polling does); then it arms every CQ and
- * sleeps until one of them signals.  The spin trades CPU time for
- * latency: it is off unless asked for.
+ * poll_usecs after the last completion it found, giving the CPU up
+ * whenever the scheduler asks (cond_resched(), as NAPI busy polling does);
+ * then it arms every CQ and sleeps until one of them signals.  The spin
+ * trades CPU time for latency: it is off unless asked for.
+ *
+ * While poll_usecs is 0 (connections that asked for KRPC_CQ_POLL
+ * themselves), the spin adapts instead: twice the longest gap between the
+ * passes that found completions, over the last 32 to 64 of them, at least
+ * KRPC_POLL_USECS_DEFAULT and at most KRPC_POLL_USECS_ADAPT_MAX.  A fixed
+ * spin shorter than the round trip sleeps before every reply, and the
+ * wake-up that reply then pays lengthens the round trip further; a gap
+ * measured across a sleep covers the wake-up too, so the next spin
+ * outlasts it.  A gap longer than the cap is a pause in the traffic, not
+ * a round trip: it raises nothing, and once traffic comes in pauses only,
+ * the spin is back at the minimum within two windows.  One late reply (a
+ * preempted peer) costs one sleep, not the estimate.
  *
  * Busy polling by processes (KRPC_IOC_CQ_POLL, ucq.c): a process waiting
  * for its completion queue reaps the polled CQs of its own connections (the
@@ -50,6 +61,7 @@
 #include <linux/cpumask.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/math64.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/isolation.h>
@@ -60,6 +72,12 @@
 #include "rdma.h"
 
 #define KRPC_POLL_BUDGET	64	/* per CQ per pass */
+/*
+ * The adaptive spin is this many times the longest gap of the last one or
+ * two windows of this many passes that found completions.
+ */
+#define KRPC_POLL_ADAPT_MULT	2
+#define KRPC_POLL_ADAPT_WINDOW	32
 /* Jiffies after a process last reaped a CQ that its poller still defers. */
 #define KRPC_BUSY_GRACE		2
 
@@ -72,6 +90,11 @@
  * @cpu:	CPU it was made affine to at start, or -1 (unbound)
  * @reaped:	completions reaped from @cqs, by the thread or by busy
  *		polling processes (under @lock; read locklessly by debugfs)
+ * @gap_max:	longest gap between passes that found completions, in the
+ *		current window ([0]) and the one before ([1]) (poller only)
+ * @gap_n:	passes that found completions in the current window
+ * @spin_ns:	the spin in use (written by the poller, read locklessly
+ *		by debugfs)
  * @wc:		completions of one ib_poll_cq() (poller only)
  */
 struct krpc_poller {
@@ -81,6 +104,9 @@ struct krpc_poller {
 	unsigned int nr_cqs;
 	int cpu;
 	u64 reaped;
+	u64 gap_max[2];
+	unsigned int gap_n;
+	u64 spin_ns;
 	struct ib_wc wc[KRPC_REAP_BATCH];
 };
 
@@ -178,15 +204,42 @@ static int poll_pass(struct krpc_poller *p, int *reaped)
 	return n;
 }
 
+/*
+ * The spin after a pass that found completions at @now, the previous one
+ * having found some at @found: poll_usecs if set, else adaptive (see the
+ * top of this file).
+ */
+static u64 poller_spin(struct krpc_poller *p, u64 now, u64 found)
+{
+	const u64 min = (u64)KRPC_POLL_USECS_DEFAULT * NSEC_PER_USEC;
+	const u64 max = (u64)KRPC_POLL_USECS_ADAPT_MAX * NSEC_PER_USEC;
+	unsigned int fixed = krpc_param(poll_usecs);
+	u64 gap = now - found;
+
+	if (fixed)
+		return (u64)fixed * NSEC_PER_USEC;
+	/* A pause, not a round trip: it counts, and raises nothing. */
+	if (gap > max)
+		gap = 0;
+	if (++p->gap_n > KRPC_POLL_ADAPT_WINDOW) {
+		p->gap_max[1] = p->gap_max[0];
+		p->gap_max[0] = 0;
+		p->gap_n = 1;
+	}
+	p->gap_max[0] = max(p->gap_max[0], gap);
+	return clamp_t(u64, max(p->gap_max[0], p->gap_max[1]) *
+		       KRPC_POLL_ADAPT_MULT, min, max);
+}
+
 static int poller_fn(void *data)
 {
 	struct krpc_poller *p = data;
-	u64 last = local_clock();
+	u64 last = local_clock(), found = last;
 
+	WRITE_ONCE(p->spin_ns, poller_spin(p, last, last));
 	while (!kthread_should_stop()) {
-		u64 spin = (u64)(krpc_param(poll_usecs) ?:
-				 KRPC_POLL_USECS_DEFAULT) * NSEC_PER_USEC;
 		bool deferred;
+		u64 now;
 		int n, reaped;
 
 		mutex_lock(&p->lock);
@@ -195,9 +248,11 @@ static int poller_fn(void *data)
 			WRITE_ONCE(p->reaped, p->reaped + reaped);
 			atomic64_add(reaped, &krpc_stats.cq_polled);
 		}
+		now = local_clock();
 		if (n) {
-			last = local_clock();
-		} else if (local_clock() - last >= spin) {
+			WRITE_ONCE(p->spin_ns, poller_spin(p, now, found));
+			last = found = now;
+		} else if (now - last >= READ_ONCE(p->spin_ns)) {
 			/*
 			 * Idle for poll_usecs: arm, then sleep; for a tick
 			 * only while a CQ is deferred to a busy poller.
@@ -465,9 +520,10 @@ int krpc_rdma_busy_poll(const void *owner, bool (*stop)(void *arg), void *arg)
  * @m: the seq_file
  * @unused: unused
  *
- * "poller=N pid=P cpu=C|- cqs=K reaped=R": its thread, the CPU it was
- * placed on at start ("-": unbound, the only poller), the polled CQs it
- * serves and the completions reaped from them (by it or by busy polling).
+ * "poller=N pid=P cpu=C|- cqs=K reaped=R spin_us=S": its thread, the CPU
+ * it was placed on at start ("-": unbound, the only poller), the polled
+ * CQs it serves, the completions reaped from them (by it or by busy
+ * polling) and its spin after the last pass that found some.
  *
  * Return: 0.
  */
@@ -485,8 +541,10 @@ int krpc_pollers_show(struct seq_file *m, void *unused)
 		else
 			seq_printf(m, "%d", p->cpu);
 		/* nr_cqs changes under pollers_lock only */
-		seq_printf(m, " cqs=%u reaped=%llu\n", p->nr_cqs,
-			   (unsigned long long)READ_ONCE(p->reaped));
+		seq_printf(m, " cqs=%u reaped=%llu spin_us=%llu\n", p->nr_cqs,
+			   (unsigned long long)READ_ONCE(p->reaped),
+			   (unsigned long long)div_u64(READ_ONCE(p->spin_ns),
+						       NSEC_PER_USEC));
 	}
 	mutex_unlock(&pollers_lock);
 	return 0;

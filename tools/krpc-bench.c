@@ -68,6 +68,7 @@ static struct opts {
 	uint64_t calls;
 	int json, verify, sqpoll, busy, defer, cq, kpoll;
 	unsigned int cq_mode;		/* cq_mode_names[] */
+	uint32_t server_delay;		/* us, kernel path */
 	uint32_t free_batch;
 	const char *addr;
 	uint16_t port;
@@ -353,7 +354,8 @@ static void report(const struct stats *s, const struct sample *a,
 	       o.req, o.reply, o.conns, o.threads);
 	printf(",\"sqpoll\":%d,\"busy_poll\":%d,\"kernel_poll\":%d,\"defer\":%d,\"cq\":%d,\"verify\":%d",
 	       o.sqpoll, o.busy, o.kpoll, o.defer, o.cq, o.verify);
-	printf(",\"cq_mode\":\"%s\"", cq_mode_names[o.cq_mode]);
+	printf(",\"cq_mode\":\"%s\",\"server_delay_us\":%u",
+	       cq_mode_names[o.cq_mode], o.server_delay);
 	printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"unmeasured_errors\":%" PRIu64 ",\"bad\":%" PRIu64,
 	       s->calls, s->errors, unmeasured_errors, s->bad);
 	jnum("elapsed_s", elapsed);
@@ -1272,8 +1274,11 @@ static int run_kernel(void)
 	if (loaded < 0)
 		return loaded;
 	ret = kcmd("cq_mode %u", o.cq_mode);
+	if (!ret)
+		ret = kcmd("server_delay %u", o.server_delay);
 	if (ret) {
-		fprintf(stderr, "krpc-bench: kernel path: cq_mode: %s\n", strerror(-ret));
+		fprintf(stderr, "krpc-bench: kernel path: cq_mode, server_delay: %s\n",
+			strerror(-ret));
 		goto out_unload;
 	}
 	if (!strcmp(o.mode, "both")) {
@@ -1332,6 +1337,8 @@ static __attribute__((noreturn)) void usage(int status)
 "      --cq-mode M     default | poll | irq: how each connection's RDMA\n"
 "                      completions are reaped, both sides (default: as the\n"
 "                      module parameter poll_usecs says)       [default]\n"
+"      --server-delay US  the server answers each call US microseconds after\n"
+"                      it arrives, from a timer (kernel path; at most 1 s) [0]\n"
 "      --verify        fill and check every payload byte (else 16 stamped bytes)\n"
 "      --json          one JSON object on stdout\n"
 "      --progress S    progress line every S seconds on stderr [1 if the run is 5 s or longer]\n"
@@ -1381,6 +1388,7 @@ int main(int argc, char **argv)
 		{ "caps", 0, 0, 7 }, { "free-batch", 1, 0, 8 },
 		{ "defer", 0, 0, 9 }, { "cq", 0, 0, 10 },
 		{ "kernel-poll", 0, 0, 11 }, { "cq-mode", 1, 0, 12 },
+		{ "server-delay", 1, 0, 13 },
 		{ "addr", 1, 0, 'a' },
 		{ "port", 1, 0, 'P' }, { "mode", 1, 0, 'm' },
 		{ "help", 0, 0, 'h' }, { 0 },
@@ -1421,6 +1429,7 @@ int main(int argc, char **argv)
 		case 10: o.cq = 1; break;
 		case 11: o.kpoll = o.busy = 1; break;
 		case 12: o.cq_mode = name_arg(cq_mode_names, optarg); break;
+		case 13: o.server_delay = num_arg(optarg, 1000000); break;
 		case 3: o.verify = 1; break;
 		case 4: o.json = 1; break;
 		case 5: o.progress = atof(optarg); break;
@@ -1444,7 +1453,7 @@ int main(int argc, char **argv)
 	if (optind != argc || !o.depth || !o.conns || !o.threads ||
 	    o.duration <= 0 || o.warmup < 0 ||
 	    (o.defer && (o.sqpoll || o.busy || o.cq)) || /* defer reaps in enter() */
-	    (o.kpoll && !o.cq) ||
+	    (o.kpoll && !o.cq) || (o.server_delay && !o.kernel) ||
 	    (o.cq && o.conns * o.depth > KRPC_CQ_ENTRIES_MAX))
 		usage(2);
 	if (o.reply == UINT32_MAX)
@@ -1475,6 +1484,8 @@ int main(int argc, char **argv)
 			if (loaded < 0)
 				return 1;
 			ret = kcmd("cq_mode %u", o.cq_mode);
+			if (!ret)
+				ret = kcmd("server_delay %u", o.server_delay);
 			if (!ret)
 				ret = kcmd("server_start %u", o.port);
 			if (ret)

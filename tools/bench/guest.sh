@@ -219,7 +219,7 @@ bench=${KRPC_USER:-$KRPC_TOP/build/user}/tools/krpc-bench
 kbench() {	# kbench NAME SIZE DEPTH ARGS...: one krpc-bench run
 	local name=$1 size=$2 depth=$3 json rc
 	shift 3
-	json=$(timeout 120 "$bench" --json -s "$size" -d "$depth" -w 0.5 -D 2 \
+	json=$(timeout 120 "$bench" "${cqm[@]}" --json -s "$size" -d "$depth" -w 0.5 -D 2 \
 		"$@" 2>> "$out.log")
 	rc=$?
 	echo "krpc-bench $name $size $depth $*: exit $rc" >> "$out.log"
@@ -235,13 +235,19 @@ satdepth() {	# outstanding calls that saturate the link at SIZE
 	else echo 64; fi
 }
 
-# poll_set USECS: krpc's poll_usecs for the connections made from now on.
-# The spin must outlast a round trip (kernel-api.rst): here one takes 30
-# to 130 us, and a poller whose 50 us spin ended before the reply slept
-# and was woken per message, which held two pollers at about 260 us per
-# round trip against 40 to 65 us with this spin.
-poll_us=1000
-poll_set() { echo "$1" > /sys/module/krpc/parameters/poll_usecs; }
+# poll_set on|off: polled CQs for the krpc runs from now on.  The
+# connections ask for them themselves (--cq-mode poll, KRPC_CQ_POLL) and
+# poll_usecs stays 0, so the pollers' spin adapts to the round trip
+# (rdma_poll.c: twice the longest recent gap between completions, 50 to
+# 1000 us), as it does for a user who tunes nothing.  A fixed spin must
+# outlast a round trip (kernel-api.rst): here one takes 30 to 130 us, and
+# a 50 us spin that ended before the reply slept and was woken per
+# message, which held two pollers at about 260 us per round trip against
+# 40 to 65 us with a 1000 us spin.
+cqm=()
+poll_set() {
+	if [ "$1" = on ]; then cqm=(--cq-mode poll); else cqm=(); fi
+}
 # krpc_load PARAMS...: (re)load krpc.ko; poll_threads is read at load.
 krpc_load() {
 	rmmod krpc_bench 2> /dev/null
@@ -285,16 +291,16 @@ pair_round_run() {	# one paired round at SIZE
 	# judged against event mode: not run without it
 	raw_ev "$size" && { kbench krpc_user_cq_lat "$size" 1 --cq ||
 		echo "bench: pair $round: krpc user cq failed"; }
-	poll_set $poll_us
+	poll_set on
 	kbench krpc_kernel_poll_lat "$size" 1 -p kernel || echo "bench: pair $round: krpc kernel polled failed"
 	kbench krpc_user_cq_kpoll_lat "$size" 1 --cq --kernel-poll ||
 		echo "bench: pair $round: krpc user cq kernel busy-poll failed"
-	poll_set 0
+	poll_set off
 	if [ "$pollers" -gt 1 ] && krpc_load poll_threads="$pollers"; then
-		poll_set $poll_us
+		poll_set on
 		kbench krpc_kernel_pollcpu_lat "$size" 1 -p kernel ||
 			echo "bench: pair $round: krpc kernel, a poller per vCPU, failed"
-		poll_set 0
+		poll_set off
 		krpc_load || echo "bench: krpc.ko did not load again"
 	fi
 	pair_round=
@@ -313,9 +319,9 @@ for size in $sizes; do
 	sat=$(satdepth "$size")
 	kbench krpc_kernel_lat "$size" 1 -p kernel || echo "bench: krpc kernel $size failed"
 	kbench krpc_kernel_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel depth $sat $size failed"
-	# Polled CQs (poll_usecs): connections made while it is set are
+	# Polled CQs (KRPC_CQ_POLL): the connections' completions are
 	# reaped by the krpc_poll threads, as raw verbs busy-poll their CQ.
-	poll_set $poll_us
+	poll_set on
 	kbench krpc_kernel_poll_lat "$size" 1 -p kernel || echo "bench: krpc kernel polled $size failed"
 	kbench krpc_kernel_poll_bw "$size" "$sat" -p kernel || echo "bench: krpc kernel polled depth $sat $size failed"
 	if [ "$size" = "$first" ]; then
@@ -328,7 +334,7 @@ for size in $sizes; do
 		kbench krpc_user_cq_kpoll_bw "$size" "$sat" --cq --kernel-poll ||
 			echo "bench: krpc user cq kernel busy-poll depth $sat $size failed"
 	fi
-	poll_set 0
+	poll_set off
 	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
 	if [ "$size" -le 65536 ]; then
 		kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
@@ -359,12 +365,12 @@ done
 if [ "$pollers" -gt 1 ]; then
 	if krpc_load poll_threads="$pollers"; then
 		sat=$(satdepth "$1")
-		poll_set $poll_us
+		poll_set on
 		kbench krpc_kernel_pollcpu_lat "$1" 1 -p kernel ||
 			echo "bench: krpc kernel, a poller per vCPU, $1 failed"
 		kbench krpc_kernel_pollcpu_bw "$1" "$sat" -p kernel ||
 			echo "bench: krpc kernel, a poller per vCPU, depth $sat $1 failed"
-		poll_set 0
+		poll_set off
 	else
 		echo "bench: krpc.ko with poll_threads=$pollers did not load"
 	fi
@@ -380,13 +386,13 @@ done
 sw_n=2000
 switches raw_verbs_lat "$sw_n" rc_pp "$1" "$sw_n"
 switches raw_verbs_lat_event "$sw_n" rc_pp "$1" "$sw_n" -e
-switches krpc_kernel_lat "$sw_n" "$bench" -p kernel -s "$1" -w 0 -n "$sw_n"
-switches krpc_user_lat "$sw_n" "$bench" -s "$1" -w 0 -n "$sw_n"
-switches krpc_user_cq_lat "$sw_n" "$bench" --cq -s "$1" -w 0 -n "$sw_n"
-poll_set $poll_us
-switches krpc_kernel_poll_lat "$sw_n" "$bench" -p kernel -s "$1" -w 0 -n "$sw_n"
-switches krpc_user_cq_kpoll_lat "$sw_n" "$bench" --cq --kernel-poll -s "$1" -w 0 -n "$sw_n"
-poll_set 0
+switches krpc_kernel_lat "$sw_n" "$bench" "${cqm[@]}" -p kernel -s "$1" -w 0 -n "$sw_n"
+switches krpc_user_lat "$sw_n" "$bench" "${cqm[@]}" -s "$1" -w 0 -n "$sw_n"
+switches krpc_user_cq_lat "$sw_n" "$bench" "${cqm[@]}" --cq -s "$1" -w 0 -n "$sw_n"
+poll_set on
+switches krpc_kernel_poll_lat "$sw_n" "$bench" "${cqm[@]}" -p kernel -s "$1" -w 0 -n "$sw_n"
+switches krpc_user_cq_kpoll_lat "$sw_n" "$bench" "${cqm[@]}" --cq --kernel-poll -s "$1" -w 0 -n "$sw_n"
+poll_set off
 
 # Throughput against depth at the smallest size.
 for depth in ${DEPTHS:-1 4 16 64}; do
@@ -407,7 +413,7 @@ twhop() {	# twhop SIZE
 	echo "p:kb_twrun io_uring_cmd_done cmd=%di" >> $t/kprobe_events || return 1
 	echo > $t/trace
 	echo 8192 > $t/buffer_size_kb
-	"$bench" -s "$1" -d 1 -w 0.5 -D 3 > "$tmp/tw.out" 2>&1 &
+	"$bench" "${cqm[@]}" -s "$1" -d 1 -w 0.5 -D 3 > "$tmp/tw.out" 2>&1 &
 	sleep 1.5
 	echo 1 > $t/events/kprobes/enable
 	sleep 1
@@ -462,12 +468,12 @@ if [ "$part" != measure ] &&
 	wi_n=2000
 	workitems raw_verbs_lat "$wi_n" rc_pp "$1" "$wi_n"
 	workitems raw_verbs_lat_event "$wi_n" rc_pp "$1" "$wi_n" -e
-	workitems krpc_kernel_lat "$wi_n" "$bench" -p kernel -s "$1" -w 0 -n "$wi_n"
-	workitems krpc_user_cq_lat "$wi_n" "$bench" --cq -s "$1" -w 0 -n "$wi_n"
-	poll_set $poll_us
-	workitems krpc_kernel_poll_lat "$wi_n" "$bench" -p kernel -s "$1" -w 0 -n "$wi_n"
-	workitems krpc_user_cq_kpoll_lat "$wi_n" "$bench" --cq --kernel-poll -s "$1" -w 0 -n "$wi_n"
-	poll_set 0
+	workitems krpc_kernel_lat "$wi_n" "$bench" "${cqm[@]}" -p kernel -s "$1" -w 0 -n "$wi_n"
+	workitems krpc_user_cq_lat "$wi_n" "$bench" "${cqm[@]}" --cq -s "$1" -w 0 -n "$wi_n"
+	poll_set on
+	workitems krpc_kernel_poll_lat "$wi_n" "$bench" "${cqm[@]}" -p kernel -s "$1" -w 0 -n "$wi_n"
+	workitems krpc_user_cq_kpoll_lat "$wi_n" "$bench" "${cqm[@]}" --cq --kernel-poll -s "$1" -w 0 -n "$wi_n"
+	poll_set off
 fi
 
 if [ "$part" != measure ] && [ "${BENCH_KPROBES:-1}" = 1 ]; then
@@ -479,16 +485,16 @@ fi
 if [ "$part" != measure ] && command -v perf > /dev/null; then
 	for p in kernel kernel-polled user; do
 		prof=$(dirname "$out")/profile-$kver-$p.txt
-		[ $p = kernel-polled ] && poll_set $poll_us
+		[ $p = kernel-polled ] && poll_set on
 		perf record -q -e cpu-clock -a -g -o "$tmp/perf.data" -- \
-			"$bench" -p ${p%-polled} -s "$1" -d 1 -w 0.5 -D 2 > "$tmp/perf.out" 2>&1 &&
+			"$bench" "${cqm[@]}" -p ${p%-polled} -s "$1" -d 1 -w 0.5 -D 2 > "$tmp/perf.out" 2>&1 &&
 		perf report -q -i "$tmp/perf.data" --no-children --sort sym \
 			--stdio -g none --percent-limit 1.5 2> /dev/null |
 			sed 's/[[:space:]]*$//' | grep -v '^$' | head -n 30 > "$prof" ||
 			echo "bench: perf profile of the $p path failed"
 		sed -n 's/^ *latency us: /  /p' "$tmp/perf.out" >> "$prof"
 		[ $p = kernel-polled ] || continue
-		poll_set 0
+		poll_set off
 		# Inclusive shares of the poller's work: Soft-RoCE's tasklets
 		# (run when the poller re-enables bottom halves) against krpc's
 		# completion handlers (with the benchmark's callbacks).

@@ -12,6 +12,9 @@
  *   server_stop
  *   cq_mode N			enum krpc_cq_mode of the next server_start and
  *				run (0 default, 1 irq, 2 poll)
+ *   server_delay USECS		the echo's think time: 0 replies from the
+ *				handler, else from a timer (softirq) that
+ *				long after the request arrived (at most 1 s)
  *   run KEY=VALUE...		connect and keep DEPTH calls in flight on each
  *				connection: addr, port, transport (rdma, tcp
  *				or auto), req,
@@ -38,6 +41,7 @@
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
 #include <linux/ktime.h>
+#include <linux/hrtimer.h>
 
 #include "krpc.h"
 #include "hist.h"
@@ -85,6 +89,10 @@ static struct krpc_server *srv;
 static struct brun *run;
 static unsigned int cq_mode;	/* of the next server and run */
 static size_t srv_reply_len;	/* what the echo handler answers */
+static unsigned int srv_delay_us;	/* server_delay */
+/* Echoes waiting for their timer; server_stop waits for them. */
+static atomic_t srv_delayed = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(srv_delayed_wq);
 
 static u8 pattern(u64 seed, size_t i)
 {
@@ -268,6 +276,48 @@ static int parse_addr(const char *s, u16 port, struct sockaddr_storage *ss)
 /* ---------------------------------------------------------------------- */
 /* Server */
 
+/* An echo answered server_delay after its request: a server's work. */
+struct delayed_echo {
+	struct hrtimer timer;
+	struct krpc_req *req;
+	struct krpc_buf *reply;
+};
+
+/* Softirq (HRTIMER_MODE_REL_SOFT), as the handler itself. */
+static enum hrtimer_restart delayed_echo_fire(struct hrtimer *t)
+{
+	struct delayed_echo *d = container_of(t, struct delayed_echo, timer);
+
+	/* Only a gone connection fails it; krpc dropped the reply then. */
+	krpc_req_reply(d->req, 0, d->reply);
+	kfree(d);
+	if (atomic_dec_and_test(&srv_delayed))
+		wake_up(&srv_delayed_wq);
+	return HRTIMER_NORESTART;
+}
+
+static int echo_reply(struct krpc_req *req, struct krpc_buf *b)
+{
+	unsigned int us = READ_ONCE(srv_delay_us);
+	struct delayed_echo *d;
+
+	if (!us)
+		return krpc_req_reply(req, 0, b);
+	d = kmalloc(sizeof(*d), GFP_ATOMIC);
+	if (!d) {
+		if (b)
+			krpc_buf_put(b);
+		return -ENOMEM;
+	}
+	d->req = req;
+	d->reply = b;
+	atomic_inc(&srv_delayed);
+	hrtimer_init(&d->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	d->timer.function = delayed_echo_fire;
+	hrtimer_start(&d->timer, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
+	return 0;
+}
+
 /* NOSLEEP: runs in softirq.  The request buffer goes back as the reply. */
 static int h_echo(struct krpc_req *req, void *priv)
 {
@@ -289,7 +339,7 @@ static int h_echo(struct krpc_req *req, void *priv)
 	}
 	if (b)
 		krpc_buf_set_len(b, want);
-	return krpc_req_reply(req, 0, b);
+	return echo_reply(req, b);
 }
 
 static int cmd_server_start(char **argv, int argc)
@@ -322,11 +372,18 @@ static int cmd_server_start(char **argv, int argc)
 	return 0;
 }
 
+/*
+ * krpc_server_destroy() waits for every request to be answered, delayed
+ * ones included; then wait for their timers to return, and for the RCU
+ * grace period that ends the softirq they ran in (the module may go next).
+ */
 static void server_stop(void)
 {
 	if (srv)
 		krpc_server_destroy(srv);
 	srv = NULL;
+	wait_event(srv_delayed_wq, !atomic_read(&srv_delayed));
+	synchronize_rcu();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -528,6 +585,16 @@ static int cmd_mark(void)
 /* ---------------------------------------------------------------------- */
 /* debugfs */
 
+static int cmd_server_delay(char **argv, int argc)
+{
+	unsigned int us;
+
+	if (argc != 2 || kstrtouint(argv[1], 0, &us) || us > USEC_PER_SEC)
+		return -EINVAL;
+	WRITE_ONCE(srv_delay_us, us);
+	return 0;
+}
+
 static int run_cmd(char *line)
 {
 	char *argv[16], *p = line, *tok;
@@ -546,6 +613,8 @@ static int run_cmd(char *line)
 	}
 	if (!strcmp(argv[0], "cq_mode"))
 		return argc == 2 ? kstrtouint(argv[1], 0, &cq_mode) : -EINVAL;
+	if (!strcmp(argv[0], "server_delay"))
+		return cmd_server_delay(argv, argc);
 	if (!strcmp(argv[0], "run"))
 		return cmd_run(argv, argc);
 	if (!strcmp(argv[0], "mark"))
