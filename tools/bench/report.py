@@ -161,7 +161,10 @@ def main():
            "completion handlers, instead of the io_uring CQ); *krpc over "
            "TCP* is the kernel "
            "path on the TCP transport", "(the RDMA runs' address; inside "
-           "one guest, TCP delivers it locally).  Each krpc run is 0.5 s of "
+           "one guest, TCP delivers it locally); *polled CQs*: the "
+           "connections ask for ``KRPC_CQ_POLL`` (``--cq-mode poll``) and "
+           "``poll_usecs`` is 0, so the pollers' spin adapts to the round "
+           "trip (Documentation/kernel-api.rst).  Each krpc run is 0.5 s of "
            "warm-up and 2 s measured; latency", "percentiles come from a "
            "log-linear histogram (within 1/32 of the value).", ""]
     for kernel in kernels:
