@@ -1259,6 +1259,14 @@ static uint64_t kernel_pool_bytes(void)
 	return v[0] * v[1] + 65536ULL * v[2] + v[3] * v[4];
 }
 
+/* The kernel path's options for the next server_start and run. */
+static int kserver_opts(void)
+{
+	int ret = kcmd("cq_mode %u", o.cq_mode);
+
+	return ret ? ret : kcmd("server_delay %u", o.server_delay);
+}
+
 static int run_kernel(void)
 {
 	struct stats *s = malloc(sizeof(*s));
@@ -1273,9 +1281,7 @@ static int run_kernel(void)
 	loaded = module_load();
 	if (loaded < 0)
 		return loaded;
-	ret = kcmd("cq_mode %u", o.cq_mode);
-	if (!ret)
-		ret = kcmd("server_delay %u", o.server_delay);
+	ret = kserver_opts();
 	if (ret) {
 		fprintf(stderr, "krpc-bench: kernel path: cq_mode, server_delay: %s\n",
 			strerror(-ret));
@@ -1483,9 +1489,7 @@ int main(int argc, char **argv)
 
 			if (loaded < 0)
 				return 1;
-			ret = kcmd("cq_mode %u", o.cq_mode);
-			if (!ret)
-				ret = kcmd("server_delay %u", o.server_delay);
+			ret = kserver_opts();
 			if (!ret)
 				ret = kcmd("server_start %u", o.port);
 			if (ret)

@@ -9,14 +9,7 @@
 . "$(dirname "$0")/rpc_lib.sh"
 
 krpc_loaded && ktap_skip_all "krpc already loaded"
-bench=$KRPC_TOP/build/user/tools/krpc-bench
-[ -x "$bench" ] || ktap_skip_all "krpc-bench is not built"
-
-cleanup() {
-	rpc_rmmod krpc_bench
-	krpc_unload
-}
-trap cleanup EXIT
+rpc_bench_setup
 
 # sane_json N JSON: the run's result is sane for N calls or more
 sane_json() {

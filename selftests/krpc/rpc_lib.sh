@@ -101,3 +101,11 @@ rpc_assert_idle() {
 	done
 	return $bad
 }
+
+# rpc_bench_setup: $bench is krpc-bench (skip all if it is not built); on
+# exit, krpc_bench.ko and krpc.ko are unloaded.
+rpc_bench_setup() {
+	bench=$KRPC_TOP/build/user/tools/krpc-bench
+	[ -x "$bench" ] || ktap_skip_all "krpc-bench is not built"
+	trap 'rpc_rmmod krpc_bench; krpc_unload' EXIT
+}

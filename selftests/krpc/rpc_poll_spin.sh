@@ -17,14 +17,7 @@
 
 krpc_loaded && ktap_skip_all "krpc already loaded"
 [ "$KRPC_TRANSPORT" = rdma ] || ktap_skip_all "pollers are RDMA's"
-bench=$KRPC_TOP/build/user/tools/krpc-bench
-[ -x "$bench" ] || ktap_skip_all "krpc-bench is not built"
-
-cleanup() {
-	rpc_rmmod krpc_bench
-	krpc_unload
-}
-trap cleanup EXIT
+rpc_bench_setup
 
 PF=/sys/kernel/debug/krpc/pollers
 DELAY=200	# us: above the 50 us minimum, the cap is 1000
