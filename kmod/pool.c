@@ -299,8 +299,12 @@ u32 krpc_pool_max_segs(const struct krpc_pool *pool)
 	return n;
 }
 
+/*
+ * The first free buffer of the smallest class of at least @len bytes
+ * (of exactly @len bytes if @exact), else of a bigger class.
+ */
 static struct krpc_buf *pool_take(struct krpc_pool *pool, size_t len,
-				  bool recv, int *err)
+				  bool recv, bool exact, int *err)
 {
 	struct krpc_buf *buf = NULL;
 	unsigned int c;
@@ -314,7 +318,7 @@ static struct krpc_buf *pool_take(struct krpc_pool *pool, size_t len,
 	for (c = 0; c < pool->nr_class; c++) {
 		struct krpc_pool_class *cl = &pool->cls[c];
 
-		if (cl->size < len)
+		if (cl->size < len || (exact && cl->size != len))
 			continue;
 		*err = -ENOBUFS;
 		/* A bigger class serves when the fitting one is empty. */
@@ -353,7 +357,7 @@ struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool)
 	struct krpc_buf *buf;
 	int err;
 
-	buf = pool_take(pool, pool->cls[0].size, true, &err);
+	buf = pool_take(pool, pool->cls[0].size, true, false, &err);
 	if (!buf) {
 		atomic64_inc(&krpc_stats.pool_empty);
 		return ERR_PTR(err);
@@ -382,7 +386,7 @@ struct krpc_buf *krpc_buf_get(struct krpc_pool *pool, size_t len, gfp_t gfp)
 	int err;
 
 	for (;;) {
-		buf = pool_take(pool, len, false, &err);
+		buf = pool_take(pool, len, false, false, &err);
 		if (buf)
 			break;
 		if (err != -ENOBUFS || !gfpflags_allow_blocking(gfp)) {
@@ -396,6 +400,32 @@ struct krpc_buf *krpc_buf_get(struct krpc_pool *pool, size_t len, gfp_t gfp)
 	return buf;
 }
 KRPC_EXPORT(krpc_buf_get);
+
+/**
+ * krpc_pool_get_exact() - take a buffer of one class, without waiting
+ * @pool:	the pool
+ * @size:	the class's buffer size
+ *
+ * For owners that hand buffers of a chosen class out (ubuf.c): unlike
+ * krpc_buf_get(), a bigger class never serves.
+ *
+ * Context: any context.
+ * Return: the buffer, or an ERR_PTR: -EMSGSIZE (no class of @size),
+ * -ENOBUFS, -ENODEV.
+ */
+struct krpc_buf *krpc_pool_get_exact(struct krpc_pool *pool, size_t size)
+{
+	struct krpc_buf *buf;
+	int err;
+
+	buf = pool_take(pool, size, false, true, &err);
+	if (!buf) {
+		atomic64_inc(&krpc_stats.pool_empty);
+		return ERR_PTR(err);
+	}
+	krpc_pool_get(pool);
+	return buf;
+}
 
 /**
  * krpc_buf_put() - give a buffer back to its pool

@@ -166,6 +166,7 @@ u32 krpc_pool_small_size(const struct krpc_pool *pool);
 u32 krpc_pool_max_size(const struct krpc_pool *pool);
 u32 krpc_pool_max_segs(const struct krpc_pool *pool);
 struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool);
+struct krpc_buf *krpc_pool_get_exact(struct krpc_pool *pool, size_t size);
 void krpc_buf_sync(struct krpc_buf *buf, u32 off, u32 len, bool for_device);
 
 #endif /* KRPC_POOL_H */

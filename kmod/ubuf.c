@@ -196,21 +196,33 @@ static const struct krpc_pool_owner_ops upool_owner_ops = {
 	.release	= upool_release,
 };
 
+/* Capacity of buffer @idx, which is below up->count. */
+static u32 ubuf_size(const struct krpc_upool *up, u32 idx)
+{
+	return idx < up->nr_small ? up->buf_size : up->large_size;
+}
+
 /* Bounds of a payload in a buffer; the index is checked by the caller. */
-static int range_check(struct krpc_upool *up, u32 off, u32 len)
+static int range_check(struct krpc_upool *up, u32 idx, u32 off, u32 len)
 {
 	u32 end;
 
-	if (check_add_overflow(off, len, &end) || end > up->buf_size)
+	if (check_add_overflow(off, len, &end) || end > ubuf_size(up, idx))
 		return -EINVAL;
 	return 0;
+}
+
+/* Largest payload one buffer of the pool holds. */
+u32 krpc_upool_max_payload(const struct krpc_upool *up)
+{
+	return max(up->buf_size, up->large_size);
 }
 
 int krpc_ubuf_check(struct krpc_upool *up, u32 idx, u32 off, u32 len)
 {
 	if (idx >= up->count)
 		return -EINVAL;
-	return range_check(up, off, len);
+	return range_check(up, idx, off, len);
 }
 
 /**
@@ -232,7 +244,7 @@ struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
 	struct krpc_buf *buf;
 	unsigned long flags;
 
-	if (idx >= up->count || range_check(up, off, len)) {
+	if (idx >= up->count || range_check(up, idx, off, len)) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -279,13 +291,18 @@ u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf)
 	return buf->idx;
 }
 
-/* Context: any context.  Return: a buffer index or -ENOBUFS / -ENODEV. */
-int krpc_ubuf_alloc(struct krpc_upool *up)
+/*
+ * A buffer of @up->buf_size, or of @up->large_size if @large (which the
+ * caller checked the pool has).
+ * Context: any context.  Return: a buffer index or -ENOBUFS / -ENODEV.
+ */
+int krpc_ubuf_alloc(struct krpc_upool *up, bool large)
 {
 	struct krpc_buf *buf;
 	unsigned long flags;
 
-	buf = krpc_buf_get(up->pool, up->buf_size, GFP_ATOMIC);
+	buf = krpc_pool_get_exact(up->pool, large ? up->large_size :
+						    up->buf_size);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf) == -ENODEV ? -ENODEV : -ENOBUFS;
 	spin_lock_irqsave(&up->lock, flags);
@@ -407,15 +424,50 @@ static int upool_fill_pages(struct krpc_upool *up)
 	return n == up->nr_pages ? 0 : -EINVAL;
 }
 
+/* Bytes of the mapping: the buffers, then the large buffers. */
+static u64 upool_length(const struct krpc_pool_create *pc)
+{
+	return (u64)pc->buf_size * pc->count +
+	       (u64)pc->large_size * pc->large_count;
+}
+
+/* The sizes of a pool to create: 0 or -EINVAL, with a line in the log. */
+static int upool_check(const struct krpc_pool_create *pc)
+{
+	if (pc->buf_size < KRPC_POOL_BUF_MIN ||
+	    pc->buf_size > KRPC_POOL_BUF_MAX ||
+	    !is_power_of_2(pc->buf_size) || !pc->count ||
+	    pc->count > KRPC_POOL_COUNT_MAX) {
+		pr_debug("pool create: %u buffers of %u bytes\n", pc->count,
+			 pc->buf_size);
+		return -EINVAL;
+	}
+	if (!pc->large_size && !pc->large_count)
+		return 0;
+	if (pc->large_size <= pc->buf_size ||
+	    pc->large_size > KRPC_POOL_LARGE_MAX ||
+	    pc->large_size % KRPC_POOL_BUF_MAX || !pc->large_count ||
+	    pc->large_count > KRPC_POOL_COUNT_MAX) {
+		pr_debug("pool create: %u large buffers of %u bytes (a multiple of %u above %u, at most %u; 1..%u of them)\n",
+			 pc->large_count, pc->large_size, KRPC_POOL_BUF_MAX,
+			 pc->buf_size, KRPC_POOL_LARGE_MAX,
+			 KRPC_POOL_COUNT_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static struct krpc_upool *upool_create(struct krpc_file *kf,
 				       const struct krpc_pool_create *pc)
 {
 	struct krpc_pool_cfg cfg = {
 		.small_size = pc->buf_size,
 		.nr_small = pc->count,
+		.large_size = pc->large_size,
+		.nr_large = pc->large_count,
 		.gfp = __GFP_COMP | __GFP_ACCOUNT,
 	};
-	unsigned long nr_pages = ((u64)pc->buf_size * pc->count) >> PAGE_SHIFT;
+	unsigned long nr_pages = upool_length(pc) >> PAGE_SHIFT;
 	struct user_struct *user = get_uid(kf->cred->user);
 	struct krpc_pool *pool;
 	struct krpc_upool *up;
@@ -435,7 +487,9 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 	up->user = user;
 	up->charged = nr_pages;
 	up->buf_size = pc->buf_size;
-	up->count = pc->count;
+	up->large_size = pc->large_size;
+	up->nr_small = pc->count;
+	up->count = pc->count + pc->large_count;
 	up->nr_pages = nr_pages;
 	spin_lock_init(&up->lock);
 	atomic_set(&up->users, 0);
@@ -505,10 +559,9 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 	if (pc.flags || pc.reserved || pc.handle || pc.mmap_offset ||
 	    pc.mmap_length)
 		return -EINVAL;
-	if (pc.buf_size < KRPC_POOL_BUF_MIN || pc.buf_size > KRPC_POOL_BUF_MAX ||
-	    !is_power_of_2(pc.buf_size) || !pc.count ||
-	    pc.count > KRPC_POOL_COUNT_MAX)
-		return -EINVAL;
+	ret = upool_check(&pc);
+	if (ret)
+		return ret;
 	if (strnlen(pc.device, sizeof(pc.device)) == sizeof(pc.device))
 		return -EINVAL;
 
@@ -523,7 +576,7 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 	pc.size = min_t(u32, usize, sizeof(pc));
 	pc.handle = up->obj.handle;
 	pc.mmap_offset = (u64)up->obj.handle << 32;
-	pc.mmap_length = (u64)up->buf_size * up->count;
+	pc.mmap_length = upool_length(&pc);
 	if (copy_to_user(arg, &pc, pc.size)) {
 		/* The handle exists; the caller cannot know it: undo. */
 		struct krpc_uobj *obj = krpc_uobj_remove(kf, pc.handle,
@@ -577,7 +630,8 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
 			       &usize);
 	if (ret)
 		return ret;
-	if (ba.flags || !ba.count || ba.count > KRPC_BUF_IOC_MAX)
+	if ((ba.flags & ~(free ? 0 : KRPC_BUF_F_LARGE)) || !ba.count ||
+	    ba.count > KRPC_BUF_IOC_MAX)
 		return -EINVAL;
 	idx = kvmalloc_array(ba.count, sizeof(*idx), GFP_KERNEL);
 	if (!idx)
@@ -586,6 +640,10 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
 	if (!up) {
 		ret = -EBADF;
 		goto out_free;
+	}
+	if ((ba.flags & KRPC_BUF_F_LARGE) && !up->large_size) {
+		ret = -EINVAL;
+		goto out_put;
 	}
 	if (free) {
 		if (copy_from_user(idx, u64_to_user_ptr(ba.bufs),
@@ -596,7 +654,7 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
 		goto out_put;
 	}
 	for (i = 0; i < ba.count; i++) {
-		ret = krpc_ubuf_alloc(up);
+		ret = krpc_ubuf_alloc(up, ba.flags & KRPC_BUF_F_LARGE);
 		if (ret < 0)
 			break;
 		idx[i] = ret;

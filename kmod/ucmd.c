@@ -407,7 +407,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		return -EBADF;
 	uc->call.uconn = uconn;		/* reference dropped with uc */
 	uc->call.tag = c->tag;
-	if (c->reply_max > uconn->up->buf_size)
+	if (c->reply_max > krpc_upool_max_payload(uconn->up))
 		return -EINVAL;
 	if (c->buf != KRPC_BUF_NONE) {
 		buf = krpc_ubuf_hand_over(uconn->up, c->buf, c->offset, c->len,
@@ -501,7 +501,7 @@ static int cmd_bufs(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	struct krpc_upool *up;
 	int ret;
 
-	if (c->flags || c->reserved0)
+	if ((c->flags & ~(free ? 0 : KRPC_BUF_F_LARGE)) || c->reserved0)
 		return -EINVAL;
 	if (free ? (!c->count || c->count > KRPC_CMD_BUFS_MAX) : c->count != 1)
 		return -EINVAL;
@@ -515,8 +515,10 @@ static int cmd_bufs(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		ret = krpc_ubuf_free(up, c->bufs, c->count);
 		if (!ret)
 			ret = c->count;
+	} else if ((c->flags & KRPC_BUF_F_LARGE) && !up->large_size) {
+		ret = -EINVAL;
 	} else {
-		ret = krpc_ubuf_alloc(up);
+		ret = krpc_ubuf_alloc(up, c->flags & KRPC_BUF_F_LARGE);
 	}
 	krpc_upool_put(up);
 	return ret;

@@ -21,7 +21,8 @@ _Static_assert(sizeof(struct krpc_info) == KRPC_INFO_SIZE_VER0, "krpc_info size"
 _Static_assert(offsetof(struct krpc_info, features) == 8, "krpc_info.features");
 _Static_assert(offsetof(struct krpc_info, nr_devices) == 16, "krpc_info.nr_devices");
 _Static_assert(offsetof(struct krpc_info, version) == 24, "krpc_info.version");
-_Static_assert(sizeof(struct krpc_pool_create) == KRPC_POOL_CREATE_SIZE_VER0, "pool_create");
+_Static_assert(sizeof(struct krpc_pool_create) == KRPC_POOL_CREATE_SIZE_VER1, "pool_create");
+_Static_assert(offsetof(struct krpc_pool_create, large_size) == KRPC_POOL_CREATE_SIZE_VER0, "pool_create.large_size");
 _Static_assert(offsetof(struct krpc_pool_create, handle) == 48, "pool_create.handle");
 _Static_assert(offsetof(struct krpc_pool_create, mmap_offset) == 56, "pool_create.mmap_offset");
 _Static_assert(sizeof(struct krpc_handle_arg) == KRPC_HANDLE_ARG_SIZE_VER0, "handle_arg");
@@ -68,8 +69,21 @@ int krpc_dev_info(int fd, struct krpc_info *info)
 	return 0;
 }
 
-int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
-		     uint32_t count, struct krpc_pool *pool)
+/* The first version of struct krpc_pool (KRPC_0.1). */
+struct krpc_pool_v01 {
+	uint32_t handle;
+	uint32_t buf_size;
+	uint32_t count;
+	void *base;
+	size_t length;
+};
+
+_Static_assert(offsetof(struct krpc_pool, large_size) ==
+	       sizeof(struct krpc_pool_v01), "krpc_pool grows at its end");
+
+static int pool_create(int fd, const char *device, uint32_t buf_size,
+		       uint32_t count, uint32_t large_size,
+		       uint32_t large_count, struct krpc_pool *pool)
 {
 	struct krpc_pool_create pc;
 	struct krpc_handle_arg ha;
@@ -80,6 +94,8 @@ int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
 	pc.size = sizeof(pc);
 	pc.buf_size = buf_size;
 	pc.count = count;
+	pc.large_size = large_size;
+	pc.large_count = large_count;
 	if (device) {
 		if (strlen(device) >= sizeof(pc.device))
 			return -EINVAL;
@@ -102,8 +118,47 @@ int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
 	pool->count = count;
 	pool->base = base;
 	pool->length = pc.mmap_length;
+	pool->large_size = large_size;
+	pool->large_count = large_count;
 	return 0;
 }
+
+int krpc_pool_create_large(int fd, const char *device, uint32_t buf_size,
+			   uint32_t count, uint32_t large_size,
+			   uint32_t large_count, struct krpc_pool *pool)
+{
+	if (!large_size || !large_count)
+		return -EINVAL;
+	return pool_create(fd, device, buf_size, count, large_size,
+			   large_count, pool);
+}
+
+/* KRPC_0.6 and later: the whole struct krpc_pool. */
+int krpc_pool_create_v06(int fd, const char *device, uint32_t buf_size,
+			 uint32_t count, struct krpc_pool *pool);
+int krpc_pool_create_v06(int fd, const char *device, uint32_t buf_size,
+			 uint32_t count, struct krpc_pool *pool)
+{
+	return pool_create(fd, device, buf_size, count, 0, 0, pool);
+}
+__asm__(".symver krpc_pool_create_v06,krpc_pool_create@@KRPC_0.6");
+
+/* KRPC_0.1: programs that know the shorter struct krpc_pool_v01. */
+int krpc_pool_create_v01(int fd, const char *device, uint32_t buf_size,
+			 uint32_t count, struct krpc_pool_v01 *pool);
+int krpc_pool_create_v01(int fd, const char *device, uint32_t buf_size,
+			 uint32_t count, struct krpc_pool_v01 *pool)
+{
+	struct krpc_pool p;
+	int ret;
+
+	ret = pool_create(fd, device, buf_size, count, 0, 0, &p);
+	if (ret)
+		return ret;
+	memcpy(pool, &p, sizeof(*pool));
+	return 0;
+}
+__asm__(".symver krpc_pool_create_v01,krpc_pool_create@KRPC_0.1");
 
 int krpc_pool_destroy(int fd, struct krpc_pool *pool)
 {
@@ -121,7 +176,7 @@ int krpc_pool_destroy(int fd, struct krpc_pool *pool)
 }
 
 static int buf_ioctl(int fd, unsigned long req, const struct krpc_pool *pool,
-		     const uint32_t *bufs, unsigned int n)
+		     const uint32_t *bufs, unsigned int n, uint32_t flags)
 {
 	struct krpc_buf_arg ba;
 	int ret;
@@ -130,6 +185,7 @@ static int buf_ioctl(int fd, unsigned long req, const struct krpc_pool *pool,
 	ba.size = sizeof(ba);
 	ba.pool = pool->handle;
 	ba.count = n;
+	ba.flags = flags;
 	ba.bufs = (uintptr_t)bufs;
 	ret = ioctl(fd, req, &ba);
 	return ret < 0 ? -errno : ret;
@@ -138,13 +194,20 @@ static int buf_ioctl(int fd, unsigned long req, const struct krpc_pool *pool,
 int krpc_buf_alloc(int fd, const struct krpc_pool *pool, uint32_t *bufs,
 		   unsigned int n)
 {
-	return buf_ioctl(fd, KRPC_IOC_BUF_ALLOC, pool, bufs, n);
+	return buf_ioctl(fd, KRPC_IOC_BUF_ALLOC, pool, bufs, n, 0);
+}
+
+int krpc_buf_alloc_large(int fd, const struct krpc_pool *pool,
+			 uint32_t *bufs, unsigned int n)
+{
+	return buf_ioctl(fd, KRPC_IOC_BUF_ALLOC, pool, bufs, n,
+			 KRPC_BUF_F_LARGE);
 }
 
 int krpc_buf_free(int fd, const struct krpc_pool *pool, const uint32_t *bufs,
 		  unsigned int n)
 {
-	return buf_ioctl(fd, KRPC_IOC_BUF_FREE, pool, bufs, n);
+	return buf_ioctl(fd, KRPC_IOC_BUF_FREE, pool, bufs, n, 0);
 }
 
 int krpc_addr_set(struct krpc_addr *addr, const struct sockaddr *sa,

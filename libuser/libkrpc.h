@@ -56,9 +56,16 @@ int krpc_dev_info(int fd, struct krpc_info *info);
  * struct krpc_pool - a pool mapped into this process
  * @handle:	pool handle
  * @buf_size:	bytes per buffer
- * @count:	buffers
+ * @count:	buffers of @buf_size: indexes 0..@count - 1
  * @base:	the mapping: buffer i is at base + i * buf_size
  * @length:	bytes mapped
+ * @large_size:	bytes per large buffer, 0 if the pool has none
+ * @large_count: large buffers: indexes @count..@count + @large_count - 1,
+ *		mapped after the others
+ *
+ * @large_size and @large_count came with KRPC_0.6 (krpc_pool_create_large());
+ * a program built against an older libkrpc.h knows a shorter structure and
+ * keeps the KRPC_0.1 krpc_pool_create(), which does not write them.
  */
 struct krpc_pool {
 	uint32_t handle;
@@ -66,6 +73,8 @@ struct krpc_pool {
 	uint32_t count;
 	void *base;
 	size_t length;
+	uint32_t large_size;
+	uint32_t large_count;
 };
 
 /**
@@ -83,6 +92,30 @@ int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
 		     uint32_t count, struct krpc_pool *pool);
 
 /**
+ * krpc_pool_create_large() - create and map a pool with large buffers
+ * @fd:		/dev/krpc
+ * @device:	RDMA device name, or NULL / "" for the first one
+ * @buf_size:	bytes per buffer (KRPC_POOL_BUF_MIN..KRPC_POOL_BUF_MAX)
+ * @count:	buffers
+ * @large_size:	bytes per large buffer: a multiple of KRPC_POOL_BUF_MAX
+ *		above @buf_size, at most KRPC_POOL_LARGE_MAX
+ * @large_count: large buffers, 1..KRPC_POOL_COUNT_MAX
+ * @pool:	filled in
+ *
+ * Payloads above @buf_size (up to @large_size and the module's max_msg)
+ * travel in large buffers: take them with krpc_buf_alloc_large().  Calls
+ * whose reply may exceed @buf_size, and servers that may receive such
+ * requests, need free large buffers in the pool for them.
+ *
+ * Return: 0, or -errno (-EINVAL, -ENODEV, -ENOMEM: over RLIMIT_MEMLOCK or
+ * the module's per-user bound; -EINVAL also from a module without
+ * KRPC_FEAT_POOL_LARGE).
+ */
+int krpc_pool_create_large(int fd, const char *device, uint32_t buf_size,
+			   uint32_t count, uint32_t large_size,
+			   uint32_t large_count, struct krpc_pool *pool);
+
+/**
  * krpc_pool_destroy() - unmap a pool and drop its handle
  * @fd:		/dev/krpc
  * @pool:	from krpc_pool_create()
@@ -92,10 +125,22 @@ int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
  */
 int krpc_pool_destroy(int fd, struct krpc_pool *pool);
 
-/* Address of buffer @idx. */
+/* Address of buffer @idx, a large one too. */
 static inline void *krpc_pool_buf(const struct krpc_pool *pool, uint32_t idx)
 {
-	return (char *)pool->base + (size_t)idx * pool->buf_size;
+	if (idx < pool->count)
+		return (char *)pool->base + (size_t)idx * pool->buf_size;
+	return (char *)pool->base + (size_t)pool->count * pool->buf_size +
+	       (size_t)(idx - pool->count) * pool->large_size;
+}
+
+/* Capacity of buffer @idx (0 for an index out of range). */
+static inline uint32_t krpc_pool_buf_size(const struct krpc_pool *pool,
+					  uint32_t idx)
+{
+	if (idx < pool->count)
+		return pool->buf_size;
+	return idx - pool->count < pool->large_count ? pool->large_size : 0;
 }
 
 /**
@@ -109,6 +154,21 @@ static inline void *krpc_pool_buf(const struct krpc_pool *pool, uint32_t idx)
  */
 int krpc_buf_alloc(int fd, const struct krpc_pool *pool, uint32_t *bufs,
 		   unsigned int n);
+
+/**
+ * krpc_buf_alloc_large() - take large buffers the kernel does not use
+ * @fd:		/dev/krpc
+ * @pool:	a pool from krpc_pool_create_large()
+ * @bufs:	receives up to @n indexes (@pool->count and above)
+ * @n:		1..KRPC_BUF_IOC_MAX
+ *
+ * Give them back with krpc_buf_free(), as any buffer.
+ *
+ * Return: how many were taken (at least 1), -ENOBUFS, or -EINVAL if the
+ * pool has no large buffers.
+ */
+int krpc_buf_alloc_large(int fd, const struct krpc_pool *pool,
+			 uint32_t *bufs, unsigned int n);
 
 /**
  * krpc_buf_free() - give buffers back to the kernel

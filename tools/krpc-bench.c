@@ -539,6 +539,50 @@ static void freeq_add(struct freeq *q, uint32_t buf)
  * of the next call; per connection depth + 4 posted receives; two free
  * batches; and the eighth the kernel keeps for receives.
  */
+/*
+ * User path: payloads above one pool buffer travel in the pool's large
+ * buffers, of this size (0: none needed).
+ */
+static uint32_t large_size(void)
+{
+	uint32_t n = o.req > o.reply ? o.req : o.reply;
+
+	if (n <= KRPC_POOL_BUF_MAX)
+		return 0;
+	return (n + KRPC_POOL_BUF_MAX - 1) / KRPC_POOL_BUF_MAX * KRPC_POOL_BUF_MAX;
+}
+
+/*
+ * Large buffers per pool: a request and a reply per slot (the server's
+ * request buffer is its reply buffer), those waiting in a free batch
+ * (freeq), and a few more.
+ */
+static uint32_t large_count(uint32_t slots)
+{
+	uint64_t n = 2ULL * slots + 2ULL * o.free_batch + 4;
+
+	return n > KRPC_POOL_COUNT_MAX ? KRPC_POOL_COUNT_MAX : (uint32_t)n;
+}
+
+/* A pool of @count buffers, and of large buffers when the sizes ask. */
+static int bench_pool_create(int fd, uint32_t count, uint32_t slots,
+			     struct krpc_pool *pool)
+{
+	if (!large_size())
+		return krpc_pool_create(fd, NULL, KRPC_POOL_BUF_MAX, count, pool);
+	return krpc_pool_create_large(fd, NULL, KRPC_POOL_BUF_MAX, count,
+				      large_size(), large_count(slots), pool);
+}
+
+/* One buffer for a payload of @len bytes: a large one above a buffer. */
+static int bench_buf_alloc(int fd, const struct krpc_pool *pool,
+			   uint32_t len, uint32_t *bufs, unsigned int n)
+{
+	if (len > pool->buf_size)
+		return krpc_buf_alloc_large(fd, pool, bufs, n);
+	return krpc_buf_alloc(fd, pool, bufs, n);
+}
+
 static uint32_t pool_count(uint32_t slots, uint32_t conns)
 {
 	uint64_t n = 4ULL * slots + 4ULL * conns + 2 * KRPC_CMD_BUFS_MAX + 16;
@@ -590,8 +634,8 @@ static int server_setup(struct server *s, uint32_t nr_slots)
 	ret = krpc_open(&s->k, ring_entries(nr_slots), ring_flags());
 	if (ret)
 		return ret;
-	ret = krpc_pool_create(s->k.fd, NULL, KRPC_POOL_BUF_MAX,
-			       pool_count(nr_slots, nr_slots), &s->pool);
+	ret = bench_pool_create(s->k.fd, pool_count(nr_slots, nr_slots),
+				nr_slots, &s->pool);
 	if (ret)
 		return ret;
 	if (o.cq) {
@@ -655,12 +699,20 @@ static int serve(struct server *s)
 				buf = KRPC_BUF_NONE;
 				off = 0;
 			}
+			if (len && buf != KRPC_BUF_NONE &&
+			    len > krpc_pool_buf_size(&s->pool, buf)) {
+				/* a reply bigger than the request's buffer */
+				freeq_add(&q, buf);
+				buf = KRPC_BUF_NONE;
+				off = 0;
+			}
 			if (len && buf == KRPC_BUF_NONE &&
-			    krpc_buf_alloc(s->k.fd, &s->pool, &buf, 1) != 1) {
+			    bench_buf_alloc(s->k.fd, &s->pool, len, &buf, 1) != 1) {
 				buf = KRPC_BUF_NONE;
 				len = 0;
 			}
-			if (buf != KRPC_BUF_NONE && off + len > s->pool.buf_size)
+			if (buf != KRPC_BUF_NONE &&
+			    off + len > krpc_pool_buf_size(&s->pool, buf))
 				off = 0;	/* a sized reply: content is not checked */
 			s->last[slot] = buf;
 			sqe = get_sqe(&s->k);
@@ -801,8 +853,8 @@ static int client_setup(struct client *c)
 	ret = krpc_open(&c->k, ring_entries(c->nr_slots), ring_flags());
 	if (ret)
 		return ret;
-	ret = krpc_pool_create(c->k.fd, NULL, KRPC_POOL_BUF_MAX,
-			       pool_count(c->nr_slots, o.conns), &c->pool);
+	ret = bench_pool_create(c->k.fd, pool_count(c->nr_slots, o.conns),
+				c->nr_slots, &c->pool);
 	if (ret)
 		return ret;
 	if (o.cq) {
@@ -826,7 +878,7 @@ static int client_setup(struct client *c)
 
 		if (want > 1024)
 			want = 1024;
-		ret = krpc_buf_alloc(c->k.fd, &c->pool, bufs, want);
+		ret = bench_buf_alloc(c->k.fd, &c->pool, o.req, bufs, want);
 		if (ret < 0)
 			return ret;
 		got = ret;
@@ -1085,7 +1137,8 @@ static int run_user(void)
 	report(total, &a, &b, elapsed, crss, srss,
 	       (uint64_t)o.threads * clients[0].pool.length +
 	       (server > 0 ? (uint64_t)pool_count(total_slots(), total_slots()) *
-			     KRPC_POOL_BUF_MAX : 0));
+			     KRPC_POOL_BUF_MAX + (large_size() ? (uint64_t)
+			     large_count(total_slots()) * large_size() : 0) : 0));
 	if (ret)
 		fprintf(stderr, "krpc-bench: %s\n", strerror(-ret));
 	/* A failure in the warm-up is a failure too, if not measured. */
@@ -1472,9 +1525,9 @@ int main(int argc, char **argv)
 			transport_names[o.transport], strerror(-ret));
 		return 3;
 	}
-	if (!o.kernel && (o.req > KRPC_POOL_BUF_MAX || o.reply > KRPC_POOL_BUF_MAX)) {
-		fprintf(stderr, "krpc-bench: user path: payloads are at most one %u-byte pool buffer\n",
-			KRPC_POOL_BUF_MAX);
+	if (!o.kernel && (o.req > KRPC_POOL_LARGE_MAX || o.reply > KRPC_POOL_LARGE_MAX)) {
+		fprintf(stderr, "krpc-bench: user path: payloads are at most one %u-byte large pool buffer\n",
+			KRPC_POOL_LARGE_MAX);
 		return 3;
 	}
 	sigaction(SIGINT, &sa, NULL);

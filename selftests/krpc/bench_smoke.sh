@@ -107,6 +107,7 @@ ktap_check "--cq-mode with an unknown mode is refused (exit 2)" \
 if "$bench" --caps | grep -q '"tcp"'; then
 	bench_ok "user path over TCP, 64 B" 100 -t tcp -s 64
 	bench_ok "user path over TCP, 64 KiB, depth 4" 50 -t tcp -s 65536 -d 4
+	bench_ok "user path over TCP, 1 MiB, depth 2" 10 -t tcp -s 1048576 -d 2
 	bench_ok "kernel path over TCP, 64 B, depth 8" 100 -p kernel -t tcp -s 64 -d 8
 	bench_ok "kernel path over TCP, 1 MiB" 10 -p kernel -t tcp -s 1048576
 	bench_ok "kernel path, auto" 100 -p kernel -t auto -s 4096
@@ -120,8 +121,13 @@ else
 	ktap_check "--transport auto is refused (exit 3) without a TCP transport" \
 		test $rc = 3
 fi
-ktap_check "user path: 1 MiB is refused (exit 3): one 64 KiB buffer at most" \
-	eval "\"$bench\" -s 1048576 -n 1 > /dev/null 2>&1; test \$? = 3"
+# Above one 64 KiB buffer: the pools' large buffers.
+bench_ok "user path, 1 MiB, depth 2" 10 -s 1048576 -d 2
+bench_ok "user path, completion queue, 100000 B request, 64 B reply" 20 \
+	--cq -s 100000 -r 64
+bench_ok "user path, 64 B request, 300000 B reply" 20 -s 64 -r 300000
+ktap_check "user path: 64 MiB + 1 is refused (exit 3): one large buffer at most" \
+	eval "\"$bench\" -s 67108865 -n 1 > /dev/null 2>&1; test \$? = 3"
 # The last reference of a ring's file goes in a kernel worker.
 idle() {
 	local i

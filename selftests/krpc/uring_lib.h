@@ -153,6 +153,21 @@ static inline long long krpc_counter_wait(const char *name, long long want,
 	}
 }
 
+/*
+ * Large buffers of the pools the helpers below create (servers and
+ * clients alike): none while large_size is 0.  Set before the setup.
+ */
+static uint32_t lib_large_size, lib_large_count;
+
+static inline int lib_pool_create(int fd, uint32_t nr_bufs,
+				  struct krpc_pool *pool)
+{
+	if (!lib_large_size)
+		return krpc_pool_create(fd, NULL, BUF_SIZE, nr_bufs, pool);
+	return krpc_pool_create_large(fd, NULL, BUF_SIZE, nr_bufs,
+				      lib_large_size, lib_large_count, pool);
+}
+
 struct echo_srv {
 	struct krpc k;
 	struct krpc_pool pool;
@@ -252,7 +267,7 @@ static inline int echo_srv_setup(struct echo_srv *e, uint16_t port,
 	ret = krpc_open(&e->k, 2 * nr_slots + 8, ring_flags);
 	if (ret)
 		return ret;
-	ret = krpc_pool_create(e->k.fd, NULL, BUF_SIZE, nr_bufs, &e->pool);
+	ret = lib_pool_create(e->k.fd, nr_bufs, &e->pool);
 	if (ret)
 		return ret;
 	sin_of(&sin, "0.0.0.0", port);
@@ -311,7 +326,7 @@ static inline int clnt_start_flags(struct echo_clnt *c, const char *addr,
 	ret = krpc_open(&c->k, 4096, ring_flags);
 	if (ret)
 		return ret;
-	ret = krpc_pool_create(c->k.fd, NULL, BUF_SIZE, nr_bufs, &c->pool);
+	ret = lib_pool_create(c->k.fd, nr_bufs, &c->pool);
 	if (ret)
 		return ret;
 	sin_of(&sin, addr, port);
@@ -358,7 +373,10 @@ static inline int echo_once(struct echo_clnt *c, uint32_t seed, uint32_t len)
 	int ret;
 
 	if (len) {
-		ret = krpc_buf_alloc(c->k.fd, &c->pool, &tx, 1);
+		/* above one buffer: a large one (lib_large_size) */
+		ret = len > c->pool.buf_size ?
+		      krpc_buf_alloc_large(c->k.fd, &c->pool, &tx, 1) :
+		      krpc_buf_alloc(c->k.fd, &c->pool, &tx, 1);
 		if (ret != 1)
 			return ret < 0 ? ret : -ENOBUFS;
 		fill(krpc_pool_buf(&c->pool, tx), seed, len);

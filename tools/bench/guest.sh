@@ -335,22 +335,21 @@ for size in $sizes; do
 			echo "bench: krpc user cq kernel busy-poll depth $sat $size failed"
 	fi
 	poll_set off
-	# user-path payloads are one pool buffer, at most 64 KiB (exit 3 above)
-	if [ "$size" -le 65536 ]; then
-		kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
-		kbench krpc_user_defer_lat "$size" 1 --defer || echo "bench: krpc user defer $size failed"
-		kbench krpc_user_sqpoll_lat "$size" 1 --sqpoll || echo "bench: krpc user sqpoll $size failed"
-		# busy polling (for the target) at the smallest size only
-		[ "$size" = "$first" ] && { kbench krpc_user_busy_lat "$size" 1 --busy-poll ||
-			echo "bench: krpc user busy-poll $size failed"; }
-		kbench krpc_user_bw "$size" "$sat" || echo "bench: krpc user depth $sat $size failed"
-		# Completion queues: results written by the completion
-		# handlers into a mapped ring, no task-work hop (poll() waits).
-		kbench krpc_user_cq_lat "$size" 1 --cq || echo "bench: krpc user cq $size failed"
-		[ "$size" = "$first" ] && { kbench krpc_user_cq_busy_lat "$size" 1 --cq --busy-poll ||
-			echo "bench: krpc user cq busy-poll $size failed"; }
-		kbench krpc_user_cq_bw "$size" "$sat" --cq || echo "bench: krpc user cq depth $sat $size failed"
-	fi
+	# User-path payloads above 64 KiB: krpc-bench gives its pools large
+	# buffers (krpc_pool_create_large()).
+	kbench krpc_user_lat "$size" 1 || echo "bench: krpc user $size failed"
+	kbench krpc_user_defer_lat "$size" 1 --defer || echo "bench: krpc user defer $size failed"
+	kbench krpc_user_sqpoll_lat "$size" 1 --sqpoll || echo "bench: krpc user sqpoll $size failed"
+	# busy polling (for the target) at the smallest size only
+	[ "$size" = "$first" ] && { kbench krpc_user_busy_lat "$size" 1 --busy-poll ||
+		echo "bench: krpc user busy-poll $size failed"; }
+	kbench krpc_user_bw "$size" "$sat" || echo "bench: krpc user depth $sat $size failed"
+	# Completion queues: results written by the completion
+	# handlers into a mapped ring, no task-work hop (poll() waits).
+	kbench krpc_user_cq_lat "$size" 1 --cq || echo "bench: krpc user cq $size failed"
+	[ "$size" = "$first" ] && { kbench krpc_user_cq_busy_lat "$size" 1 --cq --busy-poll ||
+		echo "bench: krpc user cq busy-poll $size failed"; }
+	kbench krpc_user_cq_bw "$size" "$sat" --cq || echo "bench: krpc user cq depth $sat $size failed"
 	if [ $krpc_tcp = 1 ]; then
 		# the kernel path, beside the RDMA kernel path: the transports
 		# compared without io_uring in the way, at every size

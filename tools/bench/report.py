@@ -98,10 +98,8 @@ def section(title, ch="-"):
 def missing_cell(path, size, meta):
     if path.startswith("krpc_tcp"):
         return "not measured"
-    if path.startswith("krpc_user") and size > 65536:
-        return "n/a (1)"
     if path in ("tcp_pingpong", "tcp_stream") and size > 65000:
-        return "n/a (2)"
+        return "n/a (1)"
     return "-"
 
 
@@ -206,9 +204,9 @@ def main():
                 row.append(cell)
             rows.append(row)
         doc += [table(["path"] + [human(s) for s in sizes], rows), ""]
-        doc += ["(1) user-path payloads are one pool buffer of at most "
-                "64 KiB (``KRPC_POOL_BUF_MAX``).", "(2) sockperf's largest "
-                "message is 65000 bytes.", ""]
+        doc += ["User-path payloads above 64 KiB (``KRPC_POOL_BUF_MAX``) travel in "
+                "the pools' large", "buffers (``krpc_pool_create_large()``).", "",
+                "(1) sockperf's largest message is 65000 bytes.", ""]
 
         doc += section("Throughput at a saturating depth")
         doc += ["Calls (or messages) per second and MB/s (2^20 bytes, one "

@@ -54,6 +54,9 @@
  * KRPC_FEAT_CQ_POLL:	KRPC_IOC_CQ_POLL: busy polling in the kernel
  * KRPC_FEAT_CQ_WAIT:	KRPC_IOC_CQ_POLL with KRPC_CQ_POLL_SLEEP: sleep until
  *			one queue has entries
+ * KRPC_FEAT_POOL_LARGE: pools with large buffers (krpc_pool_create's
+ *			@large_size, KRPC_BUF_F_LARGE): payloads above
+ *			KRPC_POOL_BUF_MAX
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
@@ -62,10 +65,11 @@
 #define KRPC_FEAT_CQ		(1ULL << 4)
 #define KRPC_FEAT_CQ_POLL	(1ULL << 5)
 #define KRPC_FEAT_CQ_WAIT	(1ULL << 6)
+#define KRPC_FEAT_POOL_LARGE	(1ULL << 7)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
 				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP | \
 				 KRPC_FEAT_CQ | KRPC_FEAT_CQ_POLL | \
-				 KRPC_FEAT_CQ_WAIT)
+				 KRPC_FEAT_CQ_WAIT | KRPC_FEAT_POOL_LARGE)
 
 /*
  * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
@@ -132,10 +136,14 @@ struct krpc_info {
 /*
  * Pool buffers: a power of two in [KRPC_POOL_BUF_MIN, KRPC_POOL_BUF_MAX]
  * (one 64 KiB size for now: the transport receives into one contiguous
- * segment and negotiates at least 64 KiB messages).
+ * segment and negotiates at least 64 KiB messages).  Large buffers, for
+ * payloads above that: a multiple of KRPC_POOL_BUF_MAX, larger than the
+ * pool's buffers and at most KRPC_POOL_LARGE_MAX.  At most
+ * KRPC_POOL_COUNT_MAX of each.
  */
 #define KRPC_POOL_BUF_MIN	65536U
 #define KRPC_POOL_BUF_MAX	65536U
+#define KRPC_POOL_LARGE_MAX	67108864U
 #define KRPC_POOL_COUNT_MAX	65536U
 /* Server slots (parallel FETCHes) and methods per server. */
 #define KRPC_SLOTS_MAX		4096U
@@ -170,11 +178,23 @@ struct krpc_info {
  * @reserved:	must be 0
  * @mmap_offset: out: offset to mmap() the pool at (MAP_SHARED, exactly
  *		@mmap_length bytes); buffer i is at byte i * buf_size
- * @mmap_length: out: count * buf_size
+ * @mmap_length: out: count * buf_size + large_count * large_size
+ * @large_size:	bytes per large buffer (KRPC_FEAT_POOL_LARGE): 0 for none,
+ *		else a multiple of KRPC_POOL_BUF_MAX above @buf_size, at most
+ *		KRPC_POOL_LARGE_MAX.  The largest payload a connection of
+ *		the pool carries is then @large_size (and at most the
+ *		module's max_msg, negotiated with the peer).
+ * @large_count: large buffers, 1..KRPC_POOL_COUNT_MAX, or 0 with
+ *		@large_size 0.  Large buffer j has index count + j and is at
+ *		byte count * buf_size + j * large_size of the mapping.
+ *		Messages above @buf_size arrive in them (RDMA READ targets,
+ *		replies above the inline size): each call or request that
+ *		big needs a free one.
  *
  * The memory is charged to the caller's memory cgroup and, unless the
  * opener has CAP_IPC_LOCK, to RLIMIT_MEMLOCK.  All buffers start owned by
- * the kernel; take some with KRPC_IOC_BUF_ALLOC.
+ * the kernel; take some with KRPC_IOC_BUF_ALLOC.  A caller that knows only
+ * KRPC_POOL_CREATE_SIZE_VER0 gets a pool without large buffers.
  */
 struct krpc_pool_create {
 	__u32 size;
@@ -186,9 +206,12 @@ struct krpc_pool_create {
 	__u32 reserved;
 	__u64 mmap_offset;
 	__u64 mmap_length;
+	__u32 large_size;
+	__u32 large_count;
 };
 
 #define KRPC_POOL_CREATE_SIZE_VER0	72
+#define KRPC_POOL_CREATE_SIZE_VER1	80	/* + large_size, large_count */
 
 /**
  * struct krpc_handle_arg - KRPC_IOC_POOL_DESTROY, KRPC_IOC_CLOSE
@@ -218,12 +241,13 @@ struct krpc_handle_arg {
  * @pool:	pool handle
  * @count:	in: entries of @bufs, 1..KRPC_BUF_IOC_MAX; out (ALLOC):
  *		entries filled
- * @flags:	must be 0
+ * @flags:	ALLOC: 0 or KRPC_BUF_F_LARGE (the pool's large buffers,
+ *		-EINVAL if it has none); FREE: must be 0
  * @bufs:	pointer to a __u32 array of buffer indexes
  *
  * ALLOC takes up to @count buffers the kernel does not use and returns how
  * many (at least one, else -ENOBUFS; a pool keeps an eighth of its buffers
- * for receives).  FREE gives buffers back and returns 0; it fails with
+ * for receives).  It hands out only the class asked for.  FREE gives buffers back and returns 0; it fails with
  * -EBUSY, changing nothing, if one of them is not owned by the process (or
  * is named twice), and with -EINVAL for an index out of range.
  */
@@ -236,6 +260,9 @@ struct krpc_buf_arg {
 };
 
 #define KRPC_BUF_ARG_SIZE_VER0		24
+
+/* krpc_buf_arg.flags */
+#define KRPC_BUF_F_LARGE	(1U << 0)
 
 /**
  * struct krpc_addr - an IPv4 or IPv6 address and port
@@ -417,8 +444,13 @@ struct krpc_cqe {
 	__u64 reserved;
 };
 
+/*
+ * The structures carry their own @size, so a structure that grows keeps its
+ * ioctl number: the number encodes the first version's size.
+ */
 #define KRPC_IOC_GET_INFO	_IOWR(KRPC_IOC_MAGIC, 0x00, struct krpc_info)
-#define KRPC_IOC_POOL_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x01, struct krpc_pool_create)
+#define KRPC_IOC_POOL_CREATE	_IOC(_IOC_READ | _IOC_WRITE, KRPC_IOC_MAGIC, 0x01, \
+				     KRPC_POOL_CREATE_SIZE_VER0)
 #define KRPC_IOC_POOL_DESTROY	_IOW(KRPC_IOC_MAGIC, 0x02, struct krpc_handle_arg)
 #define KRPC_IOC_BUF_ALLOC	_IOWR(KRPC_IOC_MAGIC, 0x03, struct krpc_buf_arg)
 #define KRPC_IOC_BUF_FREE	_IOW(KRPC_IOC_MAGIC, 0x04, struct krpc_buf_arg)
@@ -569,7 +601,8 @@ struct krpc_cmd_slot {
  * struct krpc_cmd_bufs - KRPC_CMD_BUF_ALLOC, KRPC_CMD_BUF_FREE
  * @pool:	pool handle
  * @count:	ALLOC: 1; FREE: entries of @bufs, 1..KRPC_CMD_BUFS_MAX
- * @flags:	must be 0
+ * @flags:	ALLOC: 0 or KRPC_BUF_F_LARGE (-EINVAL if the pool has no
+ *		large buffers); FREE: must be 0
  * @reserved0:	must be 0
  * @bufs:	FREE: buffer indexes; ALLOC: must be 0; unused entries 0
  *
