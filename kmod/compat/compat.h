@@ -34,4 +34,16 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+/* hrtimer_setup() (6.13) replaced hrtimer_init() + ->function. */
+#ifndef KRPC_HAVE_HRTIMER_SETUP
+#include <linux/hrtimer.h>
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*function)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+}
+#endif
+
 #endif /* KRPC_COMPAT_H */

@@ -312,8 +312,8 @@ static int echo_reply(struct krpc_req *req, struct krpc_buf *b)
 	d->req = req;
 	d->reply = b;
 	atomic_inc(&srv_delayed);
-	hrtimer_init(&d->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	d->timer.function = delayed_echo_fire;
+	hrtimer_setup(&d->timer, delayed_echo_fire, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_SOFT);
 	hrtimer_start(&d->timer, ns_to_ktime((u64)us * NSEC_PER_USEC), HRTIMER_MODE_REL_SOFT);
 	return 0;
 }
