@@ -196,26 +196,15 @@ static const struct krpc_pool_owner_ops upool_owner_ops = {
 	.release	= upool_release,
 };
 
-/* Capacity of buffer @idx, which is below up->count. */
-static u32 ubuf_size(const struct krpc_upool *up, u32 idx)
-{
-	return idx < up->nr_small ? up->buf_size : up->large_size;
-}
-
 /* Bounds of a payload in a buffer; the index is checked by the caller. */
 static int range_check(struct krpc_upool *up, u32 idx, u32 off, u32 len)
 {
 	u32 end;
 
-	if (check_add_overflow(off, len, &end) || end > ubuf_size(up, idx))
+	if (check_add_overflow(off, len, &end) ||
+	    end > up->pool->all_bufs[array_index_nospec(idx, up->count)]->size)
 		return -EINVAL;
 	return 0;
-}
-
-/* Largest payload one buffer of the pool holds. */
-u32 krpc_upool_max_payload(const struct krpc_upool *up)
-{
-	return max(up->buf_size, up->large_size);
 }
 
 int krpc_ubuf_check(struct krpc_upool *up, u32 idx, u32 off, u32 len)
@@ -488,7 +477,6 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 	up->charged = nr_pages;
 	up->buf_size = pc->buf_size;
 	up->large_size = pc->large_size;
-	up->nr_small = pc->count;
 	up->count = pc->count + pc->large_count;
 	up->nr_pages = nr_pages;
 	spin_lock_init(&up->lock);

@@ -407,7 +407,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		return -EBADF;
 	uc->call.uconn = uconn;		/* reference dropped with uc */
 	uc->call.tag = c->tag;
-	if (c->reply_max > krpc_upool_max_payload(uconn->up))
+	if (c->reply_max > krpc_pool_max_size(uconn->up->pool))
 		return -EINVAL;
 	if (c->buf != KRPC_BUF_NONE) {
 		buf = krpc_ubuf_hand_over(uconn->up, c->buf, c->offset, c->len,

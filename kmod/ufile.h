@@ -162,9 +162,8 @@ struct krpc_uslot;
  * struct krpc_upool - a pool mapped into a process
  * @obj:	handle
  * @pool:	the registered pool (referenced; its owner is this upool)
- * @buf_size:	bytes per buffer of the first @nr_small (indexes from 0)
- * @large_size:	bytes per large buffer (indexes from @nr_small), or 0
- * @nr_small:	buffers of @buf_size
+ * @buf_size:	bytes per buffer (the first ones, indexes from 0)
+ * @large_size:	bytes per large buffer (after those), or 0
  * @count:	buffers of both sizes
  * @nr_pages:	pages of the mapping
  * @pages:	every page, in mapping order
@@ -182,7 +181,6 @@ struct krpc_upool {
 	struct krpc_pool *pool;
 	u32 buf_size;
 	u32 large_size;
-	u32 nr_small;
 	u32 count;
 	unsigned long nr_pages;
 	struct page **pages;
@@ -212,7 +210,6 @@ struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
 void krpc_ubuf_take_back(struct krpc_upool *up, struct krpc_buf *buf);
 u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf);
 int krpc_ubuf_alloc(struct krpc_upool *up, bool large);
-u32 krpc_upool_max_payload(const struct krpc_upool *up);
 int krpc_ubuf_free(struct krpc_upool *up, const u32 *idx, unsigned int n);
 int krpc_ubuf_check(struct krpc_upool *up, u32 idx, u32 off, u32 len);
 
