@@ -201,7 +201,7 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 		rdma_unlock_handler(rc->cm_id);
 	}
 	WRITE_ONCE(rc->dying, true);
-	del_timer_sync(&rc->ka_timer);
+	timer_delete_sync(&rc->ka_timer);
 	cancel_delayed_work_sync(&rc->refill_work);
 
 	if (rc->qp) {

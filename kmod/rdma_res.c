@@ -17,7 +17,7 @@
 
 static void ka_tick(struct timer_list *t)
 {
-	struct krpc_rdma_conn *rc = from_timer(rc, t, ka_timer);
+	struct krpc_rdma_conn *rc = timer_container_of(rc, t, ka_timer);
 	unsigned long now = jiffies;
 	unsigned int ival = krpc_param(ka_interval_ms);
 

@@ -98,7 +98,7 @@ bool krpc_call_result_locked(struct krpc_call *call, int status,
 	if (status)
 		krpc_conn_stat_inc(conn, KRPC_STAT_ERRORS);
 	/* A timer that already fired drops its own reference. */
-	if (del_timer(&call->timer))
+	if (timer_delete(&call->timer))
 		krpc_call_put(call);
 	call_maybe_done_locked(call);
 	return true;
@@ -246,7 +246,7 @@ void krpc_conn_fail_backlog_locked(struct krpc_conn *conn, int reason)
 
 static void call_timeout(struct timer_list *t)
 {
-	struct krpc_call *call = from_timer(call, t, timer);
+	struct krpc_call *call = timer_container_of(call, t, timer);
 	struct krpc_conn *conn = call->conn;
 
 	krpc_conn_lock(conn);

@@ -241,7 +241,7 @@ static void ktcp_send_reply(struct krpc_conn *conn, struct krpc_req *req)
 
 static void ka_tick(struct timer_list *t)
 {
-	struct krpc_tcp_conn *tc = from_timer(tc, t, ka_timer);
+	struct krpc_tcp_conn *tc = timer_container_of(tc, t, ka_timer);
 	struct krpc_conn *conn = tc->conn;
 	unsigned long now = jiffies;
 	unsigned int ival = krpc_param(ka_interval_ms);
@@ -388,7 +388,7 @@ static void ktcp_teardown_work(struct work_struct *work)
 
 	/* No callback queues work after this; then no work runs. */
 	sock_restore(tc);
-	del_timer_sync(&tc->ka_timer);
+	timer_delete_sync(&tc->ka_timer);
 	cancel_delayed_work_sync(&tc->rx_work);
 	cancel_work_sync(&tc->tx_work);
 

@@ -46,4 +46,28 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 }
 #endif
 
+/*
+ * timer_delete*() (6.2; Debian's 6.1 has them by backport) replaced
+ * del_timer*(), which later kernels dropped.
+ */
+#ifndef KRPC_HAVE_TIMER_DELETE
+#include <linux/timer.h>
+static inline int timer_delete(struct timer_list *timer)
+{
+	return del_timer(timer);
+}
+
+static inline int timer_delete_sync(struct timer_list *timer)
+{
+	return del_timer_sync(timer);
+}
+#endif
+
+/* timer_container_of() (6.16) replaced from_timer(). */
+#ifndef KRPC_HAVE_TIMER_CONTAINER_OF
+#include <linux/timer.h>
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	from_timer(var, callback_timer, timer_fieldname)
+#endif
+
 #endif /* KRPC_COMPAT_H */
