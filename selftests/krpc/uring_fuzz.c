@@ -6,7 +6,11 @@
  * past the pool's end, offsets that wrap, reserved bits, flags) as well as
  * plain random bits.  A third of the data-path commands name a completion
  * queue of the file (which then fills up and refuses), and random
- * KRPC_IOC_CQ_CREATE calls make more.  Pass: no splat (run_tests checks
+ * KRPC_IOC_CQ_CREATE calls make more.  The pools have large buffers
+ * (indexes after the small ones), so buffer indexes, lengths and
+ * KRPC_BUF_F_LARGE allocations hit both classes and the edges between
+ * them; random KRPC_IOC_POOL_CREATE calls of both structure versions try
+ * large sizes and counts at and past their limits.  Pass: no splat (run_tests checks
  * the kernel log), the process dies, every counter returns to zero (queues
  * included) and krpc unloads.
  * KRPC_FUZZ_SEED replays a run.
@@ -35,10 +39,14 @@ static uint32_t rnd32(void)
 	return ((uint32_t)random() << 16) ^ (uint32_t)random();
 }
 
-/* An interesting 32-bit value. */
+/* Large buffers of the fuzzing file's pool (and the echo server's). */
+#define LARGE_SIZE	(2 * KRPC_POOL_BUF_MAX)
+#define LARGE_COUNT	4
+
+/* An interesting 32-bit value; @count: the pool's small buffers. */
 static uint32_t pick(uint32_t count)
 {
-	switch (random() % 12) {
+	switch (random() % 14) {
 	case 0: return 0;
 	case 1: return 1;
 	case 2: return 0xffffffff;
@@ -50,6 +58,8 @@ static uint32_t pick(uint32_t count)
 	case 8: return BUF_SIZE - (random() % 64);
 	case 9: return 1U << (random() % 32);
 	case 10: return random() % 70000;
+	case 11: return count + LARGE_COUNT - 1 + random() % 2;
+	case 12: return LARGE_SIZE - (random() % 64) + random() % 2;
 	default: return rnd32();
 	}
 }
@@ -109,10 +119,42 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 			c->tag = rnd32();
 		} else if (op == KRPC_CMD_BUF_FREE || op == KRPC_CMD_BUF_ALLOC) {
 			w[1] = random() % 17;
-			w[2] = w[3] = 0;
+			w[2] = random() % 4 ? 0 : (random() % 2 ?
+					KRPC_BUF_F_LARGE : pick(count));
+			w[3] = 0;
 		}
 	}
 	krpc_prep_cmd(k, sqe, op, w, sizeof(w), ud);
+}
+
+/*
+ * A pool of either structure version, mostly well formed: small and large
+ * sizes and counts at, inside and past their limits (upool_max_mb refuses
+ * the big ones).
+ */
+static void fuzz_pool_create(struct krpc_pool_create *pc, uint32_t count)
+{
+	static const uint32_t lsizes[] = {
+		0, 2 * KRPC_POOL_BUF_MAX, 3 * KRPC_POOL_BUF_MAX,
+		KRPC_POOL_BUF_MAX, KRPC_POOL_LARGE_MAX,
+		KRPC_POOL_LARGE_MAX + KRPC_POOL_BUF_MAX,
+		2 * KRPC_POOL_BUF_MAX + 4096,
+	};
+	static const uint32_t lcounts[] = {
+		0, 1, 2, 8, KRPC_POOL_COUNT_MAX, KRPC_POOL_COUNT_MAX + 1,
+	};
+
+	pc->size = random() % 2 ? KRPC_POOL_CREATE_SIZE_VER1 :
+				  KRPC_POOL_CREATE_SIZE_VER0;
+	pc->flags = random() % 8 ? 0 : pick(count);
+	pc->buf_size = random() % 4 ? 4096U << (random() % 5) : pick(count);
+	pc->count = random() % 4 ? 1 + random() % 64 : pick(count);
+	pc->large_size = random() % 8 ?
+		lsizes[random() % (sizeof(lsizes) / sizeof(lsizes[0]))] :
+		pick(count);
+	pc->large_count = random() % 8 ?
+		lcounts[random() % (sizeof(lcounts) / sizeof(lcounts[0]))] :
+		pick(count);
 }
 
 static void fuzz_ioctl(struct krpc *k, uint32_t count)
@@ -137,17 +179,25 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 		bufs[i] = pick(count);
 	for (i = 0; i < 32; i++)
 		u.w[i] = random() % 4 ? 0 : pick(count);
-	u.w[0] = random() % 4 ? 24 : pick(count);
+	req = reqs[random() % (sizeof(reqs) / sizeof(reqs[0]))];
+	/* Mostly the size the request's number names. */
+	u.w[0] = random() % 4 ? _IOC_SIZE(req) : pick(count);
 	u.w[1] = handles[random() % nhandles];
 	if (random() % 2) {
 		u.b.count = random() % 17;
 		u.b.bufs = (uintptr_t)bufs;
+		if (req == KRPC_IOC_BUF_ALLOC && random() % 2)
+			u.b.flags = KRPC_BUF_F_LARGE;
 	}
-	req = reqs[random() % (sizeof(reqs) / sizeof(reqs[0]))];
+	if (req == KRPC_IOC_POOL_CREATE && random() % 2)
+		fuzz_pool_create(&u.pc, count);
 	/* A sleeping KRPC_IOC_CQ_POLL (0: no limit) sleeps 2 ms at most. */
 	if (req == KRPC_IOC_CQ_POLL && (u.w[1] & KRPC_CQ_POLL_SLEEP))
 		u.w[3] = 1 + u.w[3] % 2000;
-	ioctl(k->fd, req, &u);
+	/* A pool it made becomes a target too. */
+	if (!ioctl(k->fd, req, &u) && req == KRPC_IOC_POOL_CREATE &&
+	    nhandles < NHANDLES)
+		handles[nhandles++] = u.pc.handle;
 }
 
 TEST(fuzz_10000_commands)
@@ -175,6 +225,8 @@ TEST(fuzz_10000_commands)
 		struct sockaddr_in sin;
 
 		srandom(seed);
+		lib_large_size = LARGE_SIZE;
+		lib_large_count = LARGE_COUNT;
 		if (echo_start(&e, PORT, 8, 256))
 			_exit(1);
 		if (clnt_start(&c, TEST_ADDR, PORT, 96, 0, 8))
