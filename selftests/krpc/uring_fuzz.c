@@ -33,6 +33,8 @@
 static uint32_t handles[NHANDLES];
 static unsigned int nhandles;
 static uint32_t cq_handle;	/* a completion queue of the fuzzing file */
+/* Pools the fuzzed KRPC_IOC_POOL_CREATE calls made, with large buffers. */
+static unsigned int pools_made, pools_large;
 
 static uint32_t rnd32(void)
 {
@@ -144,11 +146,19 @@ static void fuzz_pool_create(struct krpc_pool_create *pc, uint32_t count)
 		0, 1, 2, 8, KRPC_POOL_COUNT_MAX, KRPC_POOL_COUNT_MAX + 1,
 	};
 
+	/* Output and reserved fields zero, the first device, 7 times in 8. */
+	if (random() % 8) {
+		pc->reserved = pc->handle = 0;
+		pc->mmap_offset = pc->mmap_length = 0;
+		memset(pc->device, 0, sizeof(pc->device));
+		if (random() % 4 == 0)
+			strcpy(pc->device, random() % 2 ? "rxe0" : "nodev0");
+	}
 	pc->size = random() % 2 ? KRPC_POOL_CREATE_SIZE_VER1 :
 				  KRPC_POOL_CREATE_SIZE_VER0;
 	pc->flags = random() % 8 ? 0 : pick(count);
-	pc->buf_size = random() % 4 ? 4096U << (random() % 5) : pick(count);
-	pc->count = random() % 4 ? 1 + random() % 64 : pick(count);
+	pc->buf_size = random() % 4 ? KRPC_POOL_BUF_MAX : pick(count);
+	pc->count = random() % 4 ? 1 + random() % 16 : pick(count);
 	pc->large_size = random() % 8 ?
 		lsizes[random() % (sizeof(lsizes) / sizeof(lsizes[0]))] :
 		pick(count);
@@ -194,9 +204,13 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 	/* A sleeping KRPC_IOC_CQ_POLL (0: no limit) sleeps 2 ms at most. */
 	if (req == KRPC_IOC_CQ_POLL && (u.w[1] & KRPC_CQ_POLL_SLEEP))
 		u.w[3] = 1 + u.w[3] % 2000;
+	if (ioctl(k->fd, req, &u) || req != KRPC_IOC_POOL_CREATE)
+		return;
+	pools_made++;
+	if (u.pc.size >= KRPC_POOL_CREATE_SIZE_VER1 && u.pc.large_count)
+		pools_large++;
 	/* A pool it made becomes a target too. */
-	if (!ioctl(k->fd, req, &u) && req == KRPC_IOC_POOL_CREATE &&
-	    nhandles < NHANDLES)
+	if (nhandles < NHANDLES)
 		handles[nhandles++] = u.pc.handle;
 }
 
@@ -296,7 +310,8 @@ TEST(fuzz_10000_commands)
 			else if (random() % 64 == 0)
 				*cq.khead = cq.head;
 		}
-		fprintf(stderr, "fuzz: %u commands, %u completions\n", sent, done);
+		fprintf(stderr, "fuzz: %u commands, %u completions, %u pools made (%u with large buffers)\n",
+			sent, done, pools_made, pools_large);
 		if (write(ready[1], &done, 1) != 1)
 			_exit(5);
 		pause();
