@@ -281,15 +281,17 @@ u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf)
 }
 
 /*
- * A buffer of @up->buf_size, or of @up->large_size if @large (which the
- * caller checked the pool has).
- * Context: any context.  Return: a buffer index or -ENOBUFS / -ENODEV.
+ * A buffer of @up->buf_size, or of @up->large_size if @large.
+ * Context: any context.  Return: a buffer index, -EINVAL (@large and the
+ * pool has no large buffers), -ENOBUFS or -ENODEV.
  */
 int krpc_ubuf_alloc(struct krpc_upool *up, bool large)
 {
 	struct krpc_buf *buf;
 	unsigned long flags;
 
+	if (large && !up->large_size)
+		return -EINVAL;
 	buf = krpc_pool_get_exact(up->pool, large ? up->large_size :
 						    up->buf_size);
 	if (IS_ERR(buf))
@@ -628,10 +630,6 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg, bool free)
 	if (!up) {
 		ret = -EBADF;
 		goto out_free;
-	}
-	if ((ba.flags & KRPC_BUF_F_LARGE) && !up->large_size) {
-		ret = -EINVAL;
-		goto out_put;
 	}
 	if (free) {
 		if (copy_from_user(idx, u64_to_user_ptr(ba.bufs),

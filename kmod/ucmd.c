@@ -515,8 +515,6 @@ static int cmd_bufs(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		ret = krpc_ubuf_free(up, c->bufs, c->count);
 		if (!ret)
 			ret = c->count;
-	} else if ((c->flags & KRPC_BUF_F_LARGE) && !up->large_size) {
-		ret = -EINVAL;
 	} else {
 		ret = krpc_ubuf_alloc(up, c->flags & KRPC_BUF_F_LARGE);
 	}
