@@ -315,6 +315,9 @@ enum krpc_conn_state {
  * @credit_msgs: RDMA: CREDIT messages sent, each returning credits that
  *		could not wait for a call or reply (the peer ran low, or the
  *		connection was idle); 0 over TCP
+ * @unsignaled: RDMA client: requests sent in unsignaled SENDs, whose
+ *		completions were never generated nor reaped (module
+ *		parameter unsignaled); 0 over TCP
  */
 struct krpc_conn_stats {
 	u64 calls;
@@ -336,6 +339,7 @@ struct krpc_conn_stats {
 	u64 copies;
 	u64 rx_pauses;
 	u64 credit_msgs;
+	u64 unsignaled;
 };
 
 /**

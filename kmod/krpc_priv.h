@@ -79,6 +79,7 @@ enum krpc_stat {
 	KRPC_STAT_COPIES,
 	KRPC_STAT_RX_PAUSES,
 	KRPC_STAT_CREDIT_MSGS,
+	KRPC_STAT_UNSIGNALED,
 	KRPC_STAT_NR,
 };
 
@@ -132,7 +133,8 @@ extern struct krpc_param krpc_param_depth, krpc_param_buf_size,
 	krpc_param_call_timeout_ms, krpc_param_connect_timeout_ms,
 	krpc_param_ka_interval_ms, krpc_param_ka_timeout_ms,
 	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport,
-	krpc_param_poll_usecs, krpc_param_poll_threads, krpc_param_cq_shared;
+	krpc_param_poll_usecs, krpc_param_poll_threads, krpc_param_cq_shared,
+	krpc_param_unsignaled;
 
 int krpc_params_check(void);
 struct krpc_pool_cfg;

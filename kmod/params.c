@@ -79,6 +79,8 @@ KRPC_PARAM(cq_shared, 0, 0, 1, 0644,
 	   "1: connections on software devices (rxe, siw) take their CQs from ib_core's shared pool, as on hardware; 0 = a CQ of their own, reaped in softirq or on a work queue as each event asks (connections made from then on)");
 KRPC_PARAM(poll_threads, 1, 1, 64, 0444,
 	   "poller threads (krpc_poll/N), started on first use");
+KRPC_PARAM(unsignaled, 1, 0, 1, 0644,
+	   "1: clients send eager requests in unsignaled SENDs, reclaimed by a later signaled work request; 0 = every work request signaled (connections made from then on)");
 KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,
 	   "RNR retry count of QPs; 0 makes any RNR NAK fatal and counted");
 

@@ -12,10 +12,31 @@
  * credit is only spent by a message that returns credits (RDS's rule): two
  * sides that both hold credits to return can never both be stuck at zero.
  *
- * Send-queue slots.  Every work request is signalled, and each completion,
- * successful or flushed, returns one slot; a chain is posted only when all
- * its slots are free, one slot stays reserved for ib_drain_qp().  Work that
- * cannot go out waits on rc->sendq, in order.
+ * Send-queue slots.  A chain is posted only when all its slots are free;
+ * one slot stays reserved for ib_drain_qp().  Work that cannot go out
+ * waits on rc->sendq, in order.  Each completion, successful or flushed,
+ * returns its slot.
+ *
+ * Unsignaled SENDs (as brpc and xprtrdma batch them; module parameter
+ * unsignaled).  A client's eager request SEND (no rendezvous, not one-way)
+ * is posted without IB_SEND_SIGNALED: no completion, no handler run, no
+ * lock round for it.  Its reply says the SEND reached the peer, so the
+ * call completes and its context is free when the reply is in, as before.
+ * A send queue completes in posting order, so the completion of any later
+ * signaled work request says the SEND is done too: rc->marks records, per
+ * signaled request, how many unsignaled SENDs preceded it, and its
+ * completion returns their slots (rdma_sctx.c).  The request's buffers
+ * stay with the transport until the reply or such a completion says the
+ * SEND went out: a call cancelled before its reply must not hand back a
+ * buffer the device may still read.  A SEND sent again after the reply (a
+ * lost ACK) is a duplicate the peer drops, and pool memory stays mapped.
+ * At most rc->unsig_max unsignaled SENDs are outstanding; the request that
+ * finds no room is signaled.  That leaves the longest chain room once
+ * every signaled request completed, so the queue never fills with slots
+ * nothing will return (krpc_rdma_setup()).
+ *
+ * A server's reply stays signaled: its buffer and context go back to the
+ * pool on its completion, and no later post is certain to come.
  */
 
 #include "rdma.h"
@@ -78,6 +99,24 @@ static KRPC_FAULT_POINT int krpc_rdma_ib_post_send(struct ib_qp *qp,
 }
 ALLOW_ERROR_INJECTION(krpc_rdma_ib_post_send, ERRNO);
 
+/* Account one posted work request of @sctx (see "Unsignaled SENDs"). */
+static void account_wr(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
+		       const struct ib_send_wr *wr)
+{
+	rc->sq_avail--;
+	if (wr->send_flags & IB_SEND_SIGNALED) {
+		rc->marks[rc->mark_tail] = rc->unsig_posted;
+		if (++rc->mark_tail == rc->sq_size)
+			rc->mark_tail = 0;
+		sctx->wr_pending++;
+		return;
+	}
+	sctx->useq = rc->unsig_posted++;
+	sctx->unsig = true;
+	list_add_tail(&sctx->unode, &rc->unsig);
+	krpc_conn_stat_inc(rc->conn, KRPC_STAT_UNSIGNALED);
+}
+
 /*
  * Post a chain on behalf of @sctx.  @msg: the chain ends in a SEND that
  * takes a credit.  On failure the connection dies; requests posted before
@@ -87,15 +126,12 @@ static int post_chain(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 		      struct ib_send_wr *first, bool msg)
 {
 	const struct ib_send_wr *bad = first, *wr;
-	unsigned int n = 0;
 	int ret;
 
 	/* A failure that did not say where it stopped posted nothing. */
 	ret = krpc_rdma_ib_post_send(rc->qp, first, &bad);
 	for (wr = first; wr && (!ret || wr != bad); wr = wr->next)
-		n++;
-	rc->sq_avail -= n;
-	sctx->wr_pending += n;
+		account_wr(rc, sctx, wr);
 	if (ret) {
 		pr_err("conn %u: ib_post_send: %d\n", rc->conn->id, ret);
 		krpc_rdma_fail_locked(rc, -EIO);
@@ -141,6 +177,15 @@ static void send_wr_init(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 	wr->send_flags = IB_SEND_SIGNALED;
 	wr->sg_list = sge;
 	wr->num_sge = nsge;
+}
+
+/* Post @wr unsignaled if there is room for one more (rc->unsig_max). */
+static void try_unsignaled(struct krpc_rdma_conn *rc, struct ib_send_wr *wr)
+{
+	if (rc->unsig_posted - rc->unsig_done >= rc->unsig_max)
+		return;
+	wr->send_flags &= ~IB_SEND_SIGNALED;
+	wr->wr_cqe = &rc->unsig_cqe;
 }
 
 static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
@@ -254,6 +299,9 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 		nsge += krpc_buf_sges(rc, buf, buf->off, len, &sge[1], 2);
 	}
 	send_wr_init(rc, sctx, &send, sge, nsge);
+	/* Nothing waits for the completion of an eager request's SEND. */
+	if (!r && !(call->flags & KRPC_CALL_ONEWAY))
+		try_unsignaled(rc, &send);
 
 	first = &send;
 	if (r == 2) {
@@ -536,6 +584,12 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 	} else if (!(call->flags & KRPC_CALL_ONEWAY) &&
 		   rc->nr_cancel < KRPC_NR_CANCEL) {
 		rc->cancel_ids[rc->nr_cancel++] = call->id;
+	} else if (sctx->unsig) {
+		/*
+		 * No CANCEL follows the unsignaled request: a KEEPALIVE's
+		 * completion says it went out, and the call can complete.
+		 */
+		rc->want_ka = true;
 	}
 	krpc_rdma_sctx_progress_locked(sctx);
 	krpc_rdma_flush_locked(rc);

@@ -84,6 +84,11 @@ enum {
  * @reading:	server: READs posted or to post
  * @ctrl_type:	control message type
  * @ctrl_id:	call id of a CANCEL
+ * @unode:	rc->unsig while @unsig
+ * @useq:	number of the unsignaled SEND (rc->unsig_posted when posted)
+ * @unsig:	client: the request went in an unsignaled SEND not known
+ *		complete; its buffers stay with the transport until the
+ *		reply or a later completion says the SEND went out
  */
 struct krpc_sctx {
 	struct list_head node;
@@ -108,6 +113,10 @@ struct krpc_sctx {
 
 	u8 ctrl_type;
 	u64 ctrl_id;
+
+	struct list_head unode;
+	u32 useq;
+	bool unsig;
 };
 
 /**
@@ -177,6 +186,17 @@ struct krpc_rx {
  * @want_ka:	send a keepalive
  * @cancel_ids:	call ids to announce as cancelled
  * @nr_cancel:	entries of @cancel_ids
+ * @unsig_cqe:	where a flushed unsignaled SEND completes (its context may
+ *		already serve another call)
+ * @unsig_max:	unsignaled SENDs not known complete at most (0: none)
+ * @unsig_posted: unsignaled SENDs posted (wraps)
+ * @unsig_done:	unsignaled SENDs known complete (wraps)
+ * @marks:	@unsig_posted when each outstanding signaled work request was
+ *		posted, in posting order (@sq_size entries): its completion
+ *		says every unsignaled SEND before it completed too
+ * @mark_head:	oldest entry of @marks (index modulo @sq_size; wraps)
+ * @mark_tail:	next free entry of @marks
+ * @unsig:	contexts with an unsignaled SEND not known complete, by @useq
  * @last_rx:	jiffies of the last receive
  * @last_tx:	jiffies of the last send
  * @teardown_queued: teardown was queued
@@ -237,6 +257,14 @@ struct krpc_rdma_conn {
 	bool want_ka;
 	u64 cancel_ids[KRPC_NR_CANCEL];
 	u32 nr_cancel;
+	struct ib_cqe unsig_cqe;
+	u32 unsig_max;
+	u32 unsig_posted;
+	u32 unsig_done;
+	u32 *marks;
+	u32 mark_head;
+	u32 mark_tail;
+	struct list_head unsig;
 	unsigned long last_rx;
 	unsigned long last_tx;
 	bool teardown_queued;
@@ -258,6 +286,8 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx);
 void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op);
 void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
 void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc);
+void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx);
 void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 
 /* rdma_res.c: connection resources, receives, keepalive */

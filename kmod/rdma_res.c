@@ -194,6 +194,8 @@ void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
 	INIT_LIST_HEAD(&rc->free_sctx);
 	INIT_LIST_HEAD(&rc->sendq);
 	INIT_LIST_HEAD(&rc->wait_sctx);
+	INIT_LIST_HEAD(&rc->unsig);
+	rc->unsig_cqe.done = krpc_rdma_unsig_done;
 	INIT_WORK(&rc->teardown_work, krpc_rdma_teardown_work);
 	INIT_DELAYED_WORK(&rc->refill_work, refill_work);
 	INIT_WORK(&rc->qp_err_work, qp_err_work);
@@ -214,7 +216,7 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	const struct ib_device_attr *a = &rc->ibdev->attrs;
 	struct ib_qp_init_attr qattr = {};
 	struct krpc_pool *pool;
-	u32 i, max_segs, hdrs_size;
+	u32 i, max_segs, hdrs_size, chain;
 	int ret;
 
 	/* The owner may have chosen the pool (krpc_client_opts.pool). */
@@ -259,12 +261,27 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 
 	rc->nr_sge = max_segs + 4;
 	rc->nr_wr = max_segs + 4;
+	/*
+	 * Unsignaled SENDs (rdma.c) may hold unsig_max slots that only a
+	 * later signaled request returns: leave the longest chain (a whole
+	 * message's READs, or a reply's WRITEs and its SEND) room beside
+	 * them.  A chain longer than the queue never fits anyway.
+	 */
+	chain = max3(3U, DIV_ROUND_UP(max_segs, rc->max_sge_rd),
+		     DIV_ROUND_UP(max_segs, rc->max_sge) + 1);
+	rc->unsig_max = 0;
+	if (krpc_param(unsignaled)) {
+		rc->unsig_max = rc->sq_size / 4;
+		if (chain <= rc->sq_size)
+			rc->unsig_max = min(rc->unsig_max, rc->sq_size - chain);
+	}
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
+	rc->marks = kcalloc(rc->sq_size, sizeof(*rc->marks), GFP_KERNEL);
 	hdrs_size = rc->nr_sctx * KRPC_HDR_SIZE;
 	rc->hdrs = kzalloc(hdrs_size, GFP_KERNEL);
-	if (!rc->sge || !rc->wr || !rc->rx || !rc->hdrs)
+	if (!rc->sge || !rc->wr || !rc->rx || !rc->marks || !rc->hdrs)
 		return -ENOMEM;
 	rc->hdrs_dma = ib_dma_map_single(rc->ibdev, rc->hdrs, hdrs_size,
 					 DMA_TO_DEVICE);
@@ -287,6 +304,7 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 		sctx->hdr = (void *)rc->hdrs + i * KRPC_HDR_SIZE;
 		sctx->hdr_dma = rc->hdrs_dma + i * KRPC_HDR_SIZE;
 		sctx->cqe.done = krpc_rdma_send_done;
+		INIT_LIST_HEAD(&sctx->unode);
 		list_add_tail(&sctx->node, &rc->free_sctx);
 	}
 	rc->nr_free_sctx = rc->nr_sctx;
@@ -319,6 +337,10 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 
 	krpc_conn_lock(conn);
 	rc->sq_avail = rc->sq_size;
+	rc->unsig_posted = 0;
+	rc->unsig_done = 0;
+	rc->mark_head = 0;
+	rc->mark_tail = 0;
 	/*
 	 * Half the receives (see credit_update_due()), and at least 3: with
 	 * 2, a depth-1 connection whose replies leave after the next receive
@@ -387,6 +409,7 @@ void krpc_rdma_release_all(struct krpc_rdma_conn *rc)
 	for (i = 0; rc->sctx && i < rc->nr_sctx; i++) {
 		struct krpc_sctx *sctx = &rc->sctx[i];
 
+		krpc_rdma_unsig_forget_locked(sctx);
 		sctx->ops = 0;
 		sctx->wr_pending = 0;
 		if (sctx->call) {
@@ -441,6 +464,8 @@ void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
 	rc->hdrs = NULL;
 	kfree(rc->rx);
 	rc->rx = NULL;
+	kfree(rc->marks);
+	rc->marks = NULL;
 	kfree(rc->sctx);
 	rc->sctx = NULL;
 	kfree(rc->wr);

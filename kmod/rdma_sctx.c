@@ -39,7 +39,7 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx)
 
 	lockdep_assert_held(&rc->conn->lock);
 	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
-		     sctx->rbuf || sctx->mr[0] || sctx->mr[1]);
+		     sctx->rbuf || sctx->mr[0] || sctx->mr[1] || sctx->unsig);
 	if (sctx->ctrl_type) {
 		sctx->ctrl_type = 0;
 		rc->nr_ctrl--;
@@ -65,6 +65,16 @@ void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
 /* ---------------------------------------------------------------------- */
 /* Send completions */
 
+/* @sctx no longer waits for its unsignaled SEND (rdma.c). */
+void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx)
+{
+	lockdep_assert_held(&sctx->rc->conn->lock);
+	if (!sctx->unsig)
+		return;
+	sctx->unsig = false;
+	list_del_init(&sctx->unode);
+}
+
 static void client_progress_locked(struct krpc_sctx *sctx)
 {
 	struct krpc_call *call = sctx->call;
@@ -75,8 +85,14 @@ static void client_progress_locked(struct krpc_sctx *sctx)
 		krpc_call_result_locked(call, 0, 0, NULL);
 		krpc_call_replied_locked(call);
 	}
+	/* The reply says the request went out: no need to wait for it. */
+	if (sctx->replied)
+		krpc_rdma_unsig_forget_locked(sctx);
 	if (!sctx->released) {
 		if (!sctx->replied && !sctx->aborted)
+			return;
+		/* Cancelled: the device may still read the request. */
+		if (sctx->unsig)
 			return;
 		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
 			if (sctx->mr_state[i] == MR_VALID) {
@@ -118,7 +134,10 @@ static void server_progress_locked(struct krpc_sctx *sctx)
 	}
 }
 
-/* Everything posted for @sctx completed and nothing waits: next step. */
+/*
+ * Everything posted for @sctx completed and nothing waits: next step.  A
+ * call's unsignaled SEND (rdma.c) is for client_progress_locked() to weigh.
+ */
 void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx)
 {
 	if (sctx->wr_pending || sctx->ops)
@@ -131,6 +150,26 @@ void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx)
 		krpc_sctx_put_locked(sctx);
 }
 
+/*
+ * Every unsignaled SEND numbered below @upto completed: their slots come
+ * back, and calls cancelled before their reply give back their buffers.
+ */
+static void unsig_retire_locked(struct krpc_rdma_conn *rc, u32 upto)
+{
+	struct krpc_sctx *sctx;
+
+	rc->sq_avail += upto - rc->unsig_done;
+	rc->unsig_done = upto;
+	while ((sctx = list_first_entry_or_null(&rc->unsig, struct krpc_sctx,
+						unode)) &&
+	       (s32)(sctx->useq - upto) < 0) {
+		krpc_rdma_unsig_forget_locked(sctx);
+		/* A dead connection's contexts: krpc_rdma_release_all(). */
+		if (rc->live)
+			krpc_rdma_sctx_progress_locked(sctx);
+	}
+}
+
 void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct krpc_sctx *sctx = container_of(wc->wr_cqe, struct krpc_sctx, cqe);
@@ -139,6 +178,10 @@ void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned int i;
 
 	krpc_conn_lock(conn);
+	/* Completions come in posting order: this one is rc->marks' head. */
+	unsig_retire_locked(rc, rc->marks[rc->mark_head]);
+	if (++rc->mark_head == rc->sq_size)
+		rc->mark_head = 0;
 	rc->sq_avail++;
 	sctx->wr_pending--;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
@@ -159,6 +202,26 @@ void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	krpc_rdma_flush_locked(rc);
 out:
 	krpc_conn_unlock(conn);
+}
+
+/*
+ * An unsignaled SEND completes only when the queue pair fails and flushes
+ * it: the connection is going down, and krpc_rdma_release_all() frees what
+ * its call held once the queue pair is drained.  A device that reported a
+ * successful one anyway (one that signals every request) is counted as if
+ * it had not: a later completion reclaims the slot.
+ */
+void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krpc_rdma_conn *rc = container_of(wc->wr_cqe,
+						 struct krpc_rdma_conn,
+						 unsig_cqe);
+
+	if (wc->status == IB_WC_SUCCESS)
+		return;
+	krpc_conn_lock(rc->conn);
+	krpc_rdma_wc_failed_locked(rc, wc, "send");
+	krpc_conn_unlock(rc->conn);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -283,7 +283,8 @@ static long long krpc_stat(const char *name)
 static const char *const counters[] = {
 	"conn_copies", "conn_dp_regs", "conn_eager", "conn_rdv",
 	"conn_mr_grants", "conn_rnr_naks", "conn_credit_stalls",
-	"conn_retries", "conn_credit_msgs", "pool_empty", "poll_sleeps",
+	"conn_retries", "conn_credit_msgs", "conn_unsignaled", "pool_empty",
+	"poll_sleeps",
 };
 #define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
 

@@ -97,6 +97,39 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 		test "$(rpc_info krpc_test mr_grants)" -gt 0
 fi
 ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
+# Completions krpc reaped itself (pollers or per event; not ib_core's pool)
+rpc_reaped() { echo $(($(krpc_stat cq_polled) + $(rpc_ev_reaped))); }
+if [ "$KRPC_TRANSPORT" = rdma ]; then
+	# A client's eager requests go in unsignaled SENDs (parameter
+	# unsignaled=1): per echo, both sides here, the two receives and the
+	# reply's SEND complete, the request's SEND does not.  With 0, four.
+	u0=$(krpc_stat conn_unsignaled)
+	r0=$(rpc_reaped)
+	rpc_check "echo 64 B x 200" krpc_test echo 64 200
+	u1=$(krpc_stat conn_unsignaled)
+	r1=$(rpc_reaped)
+	log "200 echoes of 64 B: conn_unsignaled +$((u1 - u0)), reaped +$((r1 - r0))"
+	ktap_check "200 echoes of 64 B: at least 190 requests unsignaled" \
+		test $((u1 - u0)) -ge 190
+	rpc_check "client disconnects (for unsignaled=0)" krpc_test disconnect
+	echo 0 > /sys/module/krpc/parameters/unsignaled
+	rpc_check "client connects, unsignaled=0" \
+		krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+	u2=$(krpc_stat conn_unsignaled)
+	r2=$(rpc_reaped)
+	rpc_check "echo 64 B x 200, every SEND signaled" krpc_test echo 64 200
+	u3=$(krpc_stat conn_unsignaled)
+	r3=$(rpc_reaped)
+	echo 1 > /sys/module/krpc/parameters/unsignaled
+	log "200 echoes of 64 B, unsignaled=0: conn_unsignaled +$((u3 - u2)), reaped +$((r3 - r2))"
+	ktap_check "unsignaled=0: no request unsignaled" test "$u3" = "$u2"
+	if [ "${KRPC_CQ_SHARED:-0}" != 1 ]; then
+		ktap_check "200 echoes of 64 B: at most 650 completions (3 per echo, and control messages)" \
+			test $((r1 - r0)) -le 650
+		ktap_check "unsignaled=0: at least 800 completions (4 per echo)" \
+			test $((r3 - r2)) -ge 800
+	fi
+fi
 rpc_check "client disconnects" krpc_test disconnect
 
 rpc_check "client connects to [$KRPC_ADDR6]" \

@@ -8,8 +8,8 @@ Each input line is one measurement:
   latency paths: lat_avg_us, lat_p50_us, lat_p99_us, lat_p999_us, lat_max_us
   every path: calls_per_s; throughput paths: mb_per_s
   krpc paths (krpc-bench --json) add: copies, data_path_regs, eager, rdv,
-  mr_grants, rnr_naks, credit_stalls, retries, credit_msgs, pool_empty,
-  poll_sleeps
+  mr_grants, rnr_naks, credit_stalls, retries, credit_msgs, unsignaled,
+  pool_empty, poll_sleeps
   (counter deltas over the measurement, both sides),
   cpu_us_per_call (whole guest), client/server_cpu_us_per_call (user path),
   client/server_rss_kb, pool_kb, errors, unmeasured_errors (failed calls
@@ -656,6 +656,9 @@ def evidence(d, wi):
             if "credit_msgs" in r:
                 credit = ", %.3f CREDIT messages" % (
                     r["credit_msgs"] / max(msgs, 1))
+            if "unsignaled" in r:
+                credit += ", %.2f requests per call in unsignaled SENDs" % (
+                    r["unsignaled"] / r["calls"])
             notes.append(
                 "- %s, 64 B, one call in flight: %.2f credit stalls and %.2f "
                 "delayed sends per message%s (%s messages, both sides), "
