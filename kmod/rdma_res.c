@@ -236,15 +236,33 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->depth = depth;
 	rc->nr_recv = depth + KRPC_EXTRA_RECVS;
 	rc->nr_sctx = 2 * depth + KRPC_NR_CTRL;
-	rc->sq_size = 4 * depth + 2 * KRPC_NR_CTRL;
 	if (a->max_qp_wr < 16 || a->max_send_sge < 3)
 		return -EOPNOTSUPP;
-	rc->sq_size = min_t(u32, rc->sq_size, a->max_qp_wr - 1);
 	if (rc->nr_recv + 1 > a->max_qp_wr)
 		return -EINVAL;
 	rc->max_sge = min_t(u32, a->max_send_sge, KRPC_MAX_SGE);
 	rc->max_sge_rd = clamp_t(u32, a->max_sge_rd, 1, KRPC_MAX_SGE);
 	max_segs = krpc_pool_max_segs(pool);
+	/*
+	 * Send-queue slots: four per call (a call's REG_MRs and SEND, or a
+	 * request's READ and its reply), and the longest chain, which is
+	 * posted whole (a whole message's READs, or a reply's WRITEs and
+	 * its SEND: a 16 MiB message is 16 of either at 16 SGEs), beside the
+	 * quarter of the queue unsignaled SENDs may hold (rdma.c).  Without
+	 * the chain's room a small depth could never move the largest
+	 * message.
+	 */
+	chain = max3(3U, DIV_ROUND_UP(max_segs, rc->max_sge_rd),
+		     DIV_ROUND_UP(max_segs, rc->max_sge) + 1);
+	rc->sq_size = min_t(u32, 4 * depth + 2 * KRPC_NR_CTRL,
+			    a->max_qp_wr - 1);
+	rc->sq_size = max(rc->sq_size, DIV_ROUND_UP(4 * chain, 3) + 1);
+	if (rc->sq_size > a->max_qp_wr - 1) {
+		pr_err("conn %u: %s: %u send-queue entries needed, %d allowed: lower depth or max_msg\n",
+		       conn->id, dev_name(&rc->ibdev->dev), rc->sq_size,
+		       a->max_qp_wr - 1);
+		return -EINVAL;
+	}
 	/*
 	 * One spare page: rxe before the 6.4 rework walks one map entry past
 	 * the end of an MR whose page count is an exact multiple of 256
@@ -263,18 +281,11 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->nr_wr = max_segs + 4;
 	/*
 	 * Unsignaled SENDs (rdma.c) may hold unsig_max slots that only a
-	 * later signaled request returns: leave the longest chain (a whole
-	 * message's READs, or a reply's WRITEs and its SEND) room beside
-	 * them.  A chain longer than the queue never fits anyway.
+	 * later signaled request returns: the longest chain fits beside them.
 	 */
-	chain = max3(3U, DIV_ROUND_UP(max_segs, rc->max_sge_rd),
-		     DIV_ROUND_UP(max_segs, rc->max_sge) + 1);
 	rc->unsig_max = 0;
-	if (krpc_param(unsignaled)) {
-		rc->unsig_max = rc->sq_size / 4;
-		if (chain <= rc->sq_size)
-			rc->unsig_max = min(rc->unsig_max, rc->sq_size - chain);
-	}
+	if (krpc_param(unsignaled))
+		rc->unsig_max = min(rc->sq_size / 4, rc->sq_size - chain);
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);

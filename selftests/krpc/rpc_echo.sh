@@ -136,6 +136,13 @@ rpc_check "client connects to [$KRPC_ADDR6]" \
 	krpc_test connect "$KRPC_ADDR6" "$RPC_PORT"
 rpc_check "echo 1 MiB over IPv6" krpc_test echo 1048576 2
 rpc_check "client disconnects" krpc_test disconnect
+
+# The send queue holds the longest chain whatever the depth: a 16 MiB
+# request is 16 READs at 16 SGEs, its reply 16 WRITEs and a SEND.
+rpc_check "client connects with depth 1" \
+	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT" 1
+rpc_check "echo $max bytes at depth 1" krpc_test echo "$max" 2
+rpc_check "client disconnects" krpc_test disconnect
 rpc_check "server stops" krpc_test server_stop
 rpc_check "server listens on $KRPC_ADDR4:$RPC_PORT" \
 	krpc_test server_start "$RPC_PORT" "$KRPC_ADDR4"
