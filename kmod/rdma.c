@@ -112,7 +112,6 @@ static void account_wr(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 		return;
 	}
 	sctx->useq = rc->unsig_posted++;
-	sctx->unsig = true;
 	list_add_tail(&sctx->unode, &rc->unsig);
 	krpc_conn_stat_inc(rc->conn, KRPC_STAT_UNSIGNALED);
 }
@@ -584,7 +583,7 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 	} else if (!(call->flags & KRPC_CALL_ONEWAY) &&
 		   rc->nr_cancel < KRPC_NR_CANCEL) {
 		rc->cancel_ids[rc->nr_cancel++] = call->id;
-	} else if (sctx->unsig) {
+	} else if (krpc_sctx_unsig(sctx)) {
 		/*
 		 * No CANCEL follows the unsignaled request: a KEEPALIVE's
 		 * completion says it went out, and the call can complete.

@@ -84,11 +84,11 @@ enum {
  * @reading:	server: READs posted or to post
  * @ctrl_type:	control message type
  * @ctrl_id:	call id of a CANCEL
- * @unode:	rc->unsig while @unsig
+ * @unode:	client: on rc->unsig while the request's unsignaled SEND is
+ *		not known complete (krpc_sctx_unsig()); its buffers stay with
+ *		the transport until the reply or a later completion says the
+ *		SEND went out
  * @useq:	number of the unsignaled SEND (rc->unsig_posted when posted)
- * @unsig:	client: the request went in an unsignaled SEND not known
- *		complete; its buffers stay with the transport until the
- *		reply or a later completion says the SEND went out
  */
 struct krpc_sctx {
 	struct list_head node;
@@ -116,8 +116,13 @@ struct krpc_sctx {
 
 	struct list_head unode;
 	u32 useq;
-	bool unsig;
 };
+
+/* Does @sctx wait for an unsignaled SEND (rdma.c)? */
+static inline bool krpc_sctx_unsig(const struct krpc_sctx *sctx)
+{
+	return !list_empty(&sctx->unode);
+}
 
 /**
  * struct krpc_rx - a posted receive

@@ -280,12 +280,11 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->nr_sge = max_segs + 4;
 	rc->nr_wr = max_segs + 4;
 	/*
-	 * Unsignaled SENDs (rdma.c) may hold unsig_max slots that only a
-	 * later signaled request returns: the longest chain fits beside them.
+	 * Unsignaled SENDs (rdma.c) may hold a quarter of the queue, slots
+	 * that only a later signaled request returns: the sizing above
+	 * leaves the longest chain room beside them.
 	 */
-	rc->unsig_max = 0;
-	if (krpc_param(unsignaled))
-		rc->unsig_max = min(rc->sq_size / 4, rc->sq_size - chain);
+	rc->unsig_max = krpc_param(unsignaled) ? rc->sq_size / 4 : 0;
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);

@@ -39,7 +39,8 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx)
 
 	lockdep_assert_held(&rc->conn->lock);
 	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
-		     sctx->rbuf || sctx->mr[0] || sctx->mr[1] || sctx->unsig);
+		     sctx->rbuf || sctx->mr[0] || sctx->mr[1] ||
+		     krpc_sctx_unsig(sctx));
 	if (sctx->ctrl_type) {
 		sctx->ctrl_type = 0;
 		rc->nr_ctrl--;
@@ -69,9 +70,6 @@ void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
 void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx)
 {
 	lockdep_assert_held(&sctx->rc->conn->lock);
-	if (!sctx->unsig)
-		return;
-	sctx->unsig = false;
 	list_del_init(&sctx->unode);
 }
 
@@ -92,7 +90,7 @@ static void client_progress_locked(struct krpc_sctx *sctx)
 		if (!sctx->replied && !sctx->aborted)
 			return;
 		/* Cancelled: the device may still read the request. */
-		if (sctx->unsig)
+		if (krpc_sctx_unsig(sctx))
 			return;
 		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
 			if (sctx->mr_state[i] == MR_VALID) {
