@@ -35,6 +35,10 @@ static unsigned int nhandles;
 static uint32_t cq_handle;	/* a completion queue of the fuzzing file */
 /* Pools the fuzzed KRPC_IOC_POOL_CREATE calls made, with large buffers. */
 static unsigned int pools_made, pools_large;
+/* The fuzzing file's queue and connection, and how often they were redone. */
+static struct krpc_cq *fz_cq;
+static struct echo_clnt *fz_clnt;
+static unsigned int revived;
 
 static uint32_t rnd32(void)
 {
@@ -167,6 +171,51 @@ static void fuzz_pool_create(struct krpc_pool_create *pc, uint32_t count)
 		pick(count);
 }
 
+/*
+ * Most data-path commands name the fuzzing file's completion queue and
+ * connection.  A fuzzed KRPC_IOC_CLOSE that ends either is followed by a
+ * new one in its place, so that one early close does not leave the rest
+ * of the run refused at the handle lookup (seed 1796464038 closed the
+ * queue with its first ioctl, and no entry was ever posted).  The new one
+ * may be refused too (the file's 64 queues made, or the echo server's
+ * buffers held by fuzzed connections: -ENOBUFS); the run goes on without.
+ */
+static void revive(uint32_t closed)
+{
+	struct sockaddr_in sin;
+	unsigned int i;
+	int h;
+
+	if (closed == cq_handle) {
+		munmap(fz_cq->base, fz_cq->length);
+		memset(fz_cq, 0, sizeof(*fz_cq));
+		h = krpc_cq_create(fz_clnt->k.fd, 16, fz_cq);
+		if (h) {
+			fprintf(stderr, "fuzz: no new queue: %s\n", strerror(-h));
+			return;
+		}
+		h = cq_handle = fz_cq->handle;
+	} else if (closed == (uint32_t)fz_clnt->conn) {
+		sin_of(&sin, TEST_ADDR, PORT);
+		/* Other completions arriving meanwhile are dropped. */
+		h = krpc_connect_flags(&fz_clnt->k, &fz_clnt->pool,
+				       (struct sockaddr *)&sin, sizeof(sin), 8,
+				       env_transport(), 0, NULL);
+		if (h < 0) {
+			fprintf(stderr, "fuzz: no new connection: %s\n",
+				strerror(-h));
+			return;
+		}
+		fz_clnt->conn = h;
+	} else {
+		return;
+	}
+	for (i = 0; i < nhandles; i++)
+		if (handles[i] == closed)
+			handles[i] = h;
+	revived++;
+}
+
 static void fuzz_ioctl(struct krpc *k, uint32_t count)
 {
 	union {
@@ -204,7 +253,11 @@ static void fuzz_ioctl(struct krpc *k, uint32_t count)
 	/* A sleeping KRPC_IOC_CQ_POLL (0: no limit) sleeps 2 ms at most. */
 	if (req == KRPC_IOC_CQ_POLL && (u.w[1] & KRPC_CQ_POLL_SLEEP))
 		u.w[3] = 1 + u.w[3] % 2000;
-	if (ioctl(k->fd, req, &u) || req != KRPC_IOC_POOL_CREATE)
+	if (ioctl(k->fd, req, &u))
+		return;
+	if (req == KRPC_IOC_CLOSE && k == &fz_clnt->k)
+		revive(u.h.handle);
+	if (req != KRPC_IOC_POOL_CREATE)
 		return;
 	pools_made++;
 	if (u.pc.size >= KRPC_POOL_CREATE_SIZE_VER1 && u.pc.large_count)
@@ -255,6 +308,8 @@ TEST(fuzz_10000_commands)
 		if (krpc_cq_create(c.k.fd, 16, &cq))
 			_exit(4);
 		cq_handle = cq.handle;
+		fz_cq = &cq;
+		fz_clnt = &c;
 		handles[nhandles++] = cq.handle;
 		handles[nhandles++] = c.conn;
 		handles[nhandles++] = c.pool.handle;
@@ -294,6 +349,8 @@ TEST(fuzz_10000_commands)
 				io_uring_cqe_seen(c.k.ring, cqe);
 				done++;
 			}
+			if (!cq.base)	/* closed, and no new one */
+				continue;
 			/* The queue's entries, consumed most of the time. */
 			while (krpc_cq_ready(&cq) && random() % 8) {
 				const struct krpc_cqe *e = krpc_cq_peek(&cq);
@@ -310,8 +367,8 @@ TEST(fuzz_10000_commands)
 			else if (random() % 64 == 0)
 				*cq.khead = cq.head;
 		}
-		fprintf(stderr, "fuzz: %u commands, %u completions, %u pools made (%u with large buffers)\n",
-			sent, done, pools_made, pools_large);
+		fprintf(stderr, "fuzz: %u commands, %u completions, %u pools made (%u with large buffers), queue or connection closed and redone %u times\n",
+			sent, done, pools_made, pools_large, revived);
 		if (write(ready[1], &done, 1) != 1)
 			_exit(5);
 		pause();

@@ -216,7 +216,8 @@ struct krpc_pool_create {
 /**
  * struct krpc_handle_arg - KRPC_IOC_POOL_DESTROY, KRPC_IOC_CLOSE
  * @size:	sizeof(struct krpc_handle_arg) as the caller knows it
- * @handle:	pool (POOL_DESTROY), or connection or server (CLOSE)
+ * @handle:	pool (POOL_DESTROY), or connection, server or completion queue
+ *		(CLOSE)
  * @flags:	must be 0
  * @reserved:	must be 0
  *
