@@ -500,6 +500,8 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	return 0;
 
 out_teardown:
+	pr_info_ratelimited("rejecting %pISpc: %s (%d)\n",
+			    &id->route.addr.dst_addr, reject_names[reason], ret);
 	reject(id, reason, 0);
 	/* Returning non-zero makes rdma_cm destroy the id: do not touch it. */
 	rc->id_owned_by_core = true;

@@ -369,6 +369,8 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 		if (IS_ERR(rx->buf)) {
 			ret = PTR_ERR(rx->buf);
 			rx->buf = NULL;
+			pr_warn_ratelimited("conn %u: no pool buffer for receive %u of %u: lower depth or free buffers (%d)\n",
+					    conn->id, i + 1, rc->nr_recv, ret);
 			break;
 		}
 		ret = krpc_rdma_post_recv_locked(rc, rx);

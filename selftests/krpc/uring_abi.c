@@ -347,6 +347,68 @@ TEST_F(abi, pool_in_use_cannot_be_destroyed)
 	EXPECT_EQ(EBUSY, errno);
 }
 
+/* Lines of the kernel log matching the extended regex @re (at most 255). */
+static int klog_count(const char *re)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "n=$(dmesg | grep -cE '%s'); exit $((n > 255 ? 255 : n))", re);
+	return sh(cmd);
+}
+
+static int connect_rdma(struct echo_clnt *c, struct krpc_pool *pool,
+			uint16_t port, uint32_t depth)
+{
+	struct sockaddr_in sin;
+
+	sin_of(&sin, TEST_ADDR, port);
+	return krpc_connect_flags(&c->k, pool, (struct sockaddr *)&sin,
+				  sizeof(sin), depth, KRPC_TRANSPORT_RDMA, 0,
+				  NULL);
+}
+
+/*
+ * A pool with fewer free buffers than a connection's receive ring (depth
+ * + 4) refuses the connection with -ENOBUFS and a log line, on either
+ * side: the client's own pool, or the server's, whose reject names
+ * "resources".  A smaller depth fits.
+ */
+TEST_F(abi, pool_too_small_for_the_receive_ring)
+{
+	const char *client_re = "conn [0-9]+: no pool buffer for receive 9 of 12";
+	const char *server_re = "rejecting .*: resources \\(-105\\)";
+	struct krpc_pool pool;
+	struct echo_srv small;
+	int before, conn;
+
+	/* The fixture's connection and its server side are open. */
+	ASSERT_EQ(2, krpc_counter("conns_open"));
+
+	/* The client's pool: 8 buffers, 12 receives at depth 8. */
+	ASSERT_EQ(0, lib_pool_create(self->c.k.fd, 8, &pool));
+	before = klog_count(client_re);
+	EXPECT_EQ(-ENOBUFS, connect_rdma(&self->c, &pool, PORT, 8));
+	EXPECT_EQ(before + 1, klog_count(client_re));
+	/* The refused connection's receives return as it goes. */
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+	conn = connect_rdma(&self->c, &pool, PORT, 4);
+	EXPECT_LT(0, conn);
+	if (conn > 0)
+		EXPECT_EQ(0, krpc_close_handle(self->c.k.fd, conn));
+	/* Its mapping would keep the file open. */
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+	EXPECT_EQ(0, krpc_pool_destroy(self->c.k.fd, &pool));
+
+	/* The server's pool: 4 buffers. */
+	ASSERT_EQ(0, echo_start(&small, PORT + 1, 8, 4));
+	before = klog_count(server_re);
+	EXPECT_EQ(-ENOBUFS, connect_rdma(&self->c, &self->c.pool, PORT + 1, 8));
+	EXPECT_EQ(before + 1, klog_count(server_re));
+	EXPECT_EQ(0, echo_stop(&small));
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+}
+
 TEST_F(abi, slots)
 {
 	struct krpc k;
