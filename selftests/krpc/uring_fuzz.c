@@ -10,7 +10,9 @@
  * (indexes after the small ones), so buffer indexes, lengths and
  * KRPC_BUF_F_LARGE allocations hit both classes and the edges between
  * them; random KRPC_IOC_POOL_CREATE calls of both structure versions try
- * large sizes and counts at and past their limits.  Pass: no splat (run_tests checks
+ * large sizes and counts at and past their limits.  The file also serves:
+ * a connection of its own to its own server carries calls whose requests
+ * its fuzzed FETCH and REPLY commands meet.  Pass: no splat (run_tests checks
  * the kernel log), the process dies, every counter returns to zero (queues
  * included) and krpc unloads.
  * KRPC_FUZZ_SEED replays a run.
@@ -29,7 +31,7 @@
 #define PORT	7104
 #define NCMDS	10000
 
-#define NHANDLES	12
+#define NHANDLES	14
 static uint32_t handles[NHANDLES];
 static unsigned int nhandles;
 static uint32_t cq_handle;	/* a completion queue of the fuzzing file */
@@ -38,7 +40,19 @@ static unsigned int pools_made, pools_large;
 /* The fuzzing file's queue and connection, and how often they were redone. */
 static struct krpc_cq *fz_cq;
 static struct echo_clnt *fz_clnt;
+static int self_conn;		/* to the fuzzing file's own server */
 static unsigned int revived;
+
+/* A connection of the fuzzing file to @port; @depth calls. */
+static int fz_connect(uint16_t port, uint32_t depth)
+{
+	struct sockaddr_in sin;
+
+	sin_of(&sin, TEST_ADDR, port);
+	return krpc_connect_flags(&fz_clnt->k, &fz_clnt->pool,
+				  (struct sockaddr *)&sin, sizeof(sin), depth,
+				  env_transport(), 0, NULL);
+}
 
 static uint32_t rnd32(void)
 {
@@ -76,12 +90,26 @@ static const uint32_t ops[] = {
 	KRPC_CMD_BUF_FREE,
 };
 
+#define NOPS	(sizeof(ops) / sizeof(ops[0]))
+/* Per command: its index in ops[] (NOPS: another); successes per index. */
+static uint8_t op_of[NCMDS];
+static unsigned int op_ok[NOPS + 1];
+
+static void count_ok(uint32_t cmd_op)
+{
+	unsigned int i;
+
+	for (i = 0; i < NOPS && ops[i] != cmd_op; i++)
+		;
+	op_ok[i]++;
+}
+
 static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 		     uint64_t ud)
 {
 	uint32_t w[20];
-	unsigned int i, op_i = random() % (sizeof(ops) / sizeof(ops[0]) + 1);
-	uint32_t op = op_i < sizeof(ops) / sizeof(ops[0]) ? ops[op_i] :
+	unsigned int i, op_i = random() % (NOPS + 1);
+	uint32_t op = op_i < NOPS ? ops[op_i] :
 		      (random() & 1 ? rnd32() :
 		       _IOWR(KRPC_IOC_MAGIC, random() % 256, struct krpc_cmd_call));
 
@@ -95,6 +123,12 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 
 			memset(&c->reserved, 0, sizeof(c->reserved));
 			c->reserved0 = 0;
+			c->reserved1 = 0;
+			/* Half the time the file's pool and a sane depth. */
+			if (random() % 2) {
+				c->pool = fz_clnt->pool.handle;
+				c->depth = 1 + random() % 8;
+			}
 			c->flags = random() % 8 ? 0 : 1;
 			c->connect_timeout_ms = random() % 2000;
 			c->call_timeout_ms = random() % 2000;
@@ -130,6 +164,7 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 			w[3] = 0;
 		}
 	}
+	op_of[ud] = op_i;
 	krpc_prep_cmd(k, sqe, op, w, sizeof(w), ud);
 }
 
@@ -173,41 +208,39 @@ static void fuzz_pool_create(struct krpc_pool_create *pc, uint32_t count)
 
 /*
  * Most data-path commands name the fuzzing file's completion queue and
- * connection.  A fuzzed KRPC_IOC_CLOSE that ends either is followed by a
- * new one in its place, so that one early close does not leave the rest
- * of the run refused at the handle lookup (seed 1796464038 closed the
- * queue with its first ioctl, and no entry was ever posted).  The new one
- * may be refused too (the file's 64 queues made, or the echo server's
- * buffers held by fuzzed connections: -ENOBUFS); the run goes on without.
+ * connections.  A fuzzed KRPC_IOC_CLOSE that ends one is followed by a new
+ * one in its place, so that one early close does not leave the rest of
+ * the run refused at the handle lookup (seed 1796464038 closed the queue
+ * with its first ioctl, and no entry was ever posted).  The new one may be
+ * refused too (the file's 64 queues made, a pool or a server's pool
+ * emptied by fuzzed allocations and connections: -ENOBUFS, the file's own
+ * server closed: -ECONNREFUSED); the run goes on without.
  */
 static void revive(uint32_t closed)
 {
-	struct sockaddr_in sin;
+	const char *what;
 	unsigned int i;
 	int h;
 
 	if (closed == cq_handle) {
+		what = "queue";
 		munmap(fz_cq->base, fz_cq->length);
 		memset(fz_cq, 0, sizeof(*fz_cq));
 		h = krpc_cq_create(fz_clnt->k.fd, 16, fz_cq);
-		if (h) {
-			fprintf(stderr, "fuzz: no new queue: %s\n", strerror(-h));
-			return;
-		}
-		h = cq_handle = fz_cq->handle;
+		if (!h)
+			h = cq_handle = fz_cq->handle;
 	} else if (closed == (uint32_t)fz_clnt->conn) {
-		sin_of(&sin, TEST_ADDR, PORT);
+		what = "connection";
 		/* Other completions arriving meanwhile are dropped. */
-		h = krpc_connect_flags(&fz_clnt->k, &fz_clnt->pool,
-				       (struct sockaddr *)&sin, sizeof(sin), 8,
-				       env_transport(), 0, NULL);
-		if (h < 0) {
-			fprintf(stderr, "fuzz: no new connection: %s\n",
-				strerror(-h));
-			return;
-		}
-		fz_clnt->conn = h;
+		h = fz_clnt->conn = fz_connect(PORT, 8);
+	} else if (closed == (uint32_t)self_conn) {
+		what = "connection to the file's server";
+		h = self_conn = fz_connect(PORT + 1, 4);
 	} else {
+		return;
+	}
+	if (h < 0) {
+		fprintf(stderr, "fuzz: no new %s: %s\n", what, strerror(-h));
 		return;
 	}
 	for (i = 0; i < nhandles; i++)
@@ -310,8 +343,13 @@ TEST(fuzz_10000_commands)
 		cq_handle = cq.handle;
 		fz_cq = &cq;
 		fz_clnt = &c;
+		/* Its calls are requests that FETCH and REPLY then meet. */
+		self_conn = fz_connect(PORT + 1, 4);
+		if (self_conn < 0)
+			_exit(4);
 		handles[nhandles++] = cq.handle;
 		handles[nhandles++] = c.conn;
+		handles[nhandles++] = self_conn;
 		handles[nhandles++] = c.pool.handle;
 		handles[nhandles++] = s2.handle;
 		handles[nhandles++] = e.srv.handle;	/* another file's */
@@ -341,6 +379,8 @@ TEST(fuzz_10000_commands)
 			while (!io_uring_wait_cqe_timeout(c.k.ring, &cqe, &ts)) {
 				uint32_t rb = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
 
+				if (cqe->res >= 0 && cqe->user_data < NCMDS)
+					op_ok[op_of[cqe->user_data]]++;
 				/* Handles the fuzzer made become targets too. */
 				if (cqe->res > 0 && nhandles < NHANDLES)
 					handles[nhandles++] = cqe->res;
@@ -356,6 +396,8 @@ TEST(fuzz_10000_commands)
 				const struct krpc_cqe *e = krpc_cq_peek(&cq);
 				uint32_t rb = KRPC_RES2_BUF(e->res2);
 
+				if (e->res >= 0)
+					count_ok(e->cmd_op);
 				if (rb != KRPC_BUF_NONE && random() % 2)
 					krpc_buf_free(c.k.fd, &c.pool, &rb, 1);
 				krpc_cq_advance(&cq, 1);
@@ -369,6 +411,9 @@ TEST(fuzz_10000_commands)
 		}
 		fprintf(stderr, "fuzz: %u commands, %u completions, %u pools made (%u with large buffers), queue or connection closed and redone %u times\n",
 			sent, done, pools_made, pools_large, revived);
+		fprintf(stderr, "fuzz: succeeded: CONNECT %u CALL %u CANCEL %u FETCH %u REPLY %u REPLY_FETCH %u BUF_ALLOC %u BUF_FREE %u other %u\n",
+			op_ok[0], op_ok[1], op_ok[2], op_ok[3], op_ok[4],
+			op_ok[5], op_ok[6], op_ok[7], op_ok[8]);
 		if (write(ready[1], &done, 1) != 1)
 			_exit(5);
 		pause();
