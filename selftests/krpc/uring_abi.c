@@ -347,25 +347,11 @@ TEST_F(abi, pool_in_use_cannot_be_destroyed)
 	EXPECT_EQ(EBUSY, errno);
 }
 
-/* Lines of the kernel log matching the extended regex @re (at most 255). */
-static int klog_count(const char *re)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd),
-		 "n=$(dmesg | grep -cE '%s'); exit $((n > 255 ? 255 : n))", re);
-	return sh(cmd);
-}
-
 static int connect_rdma(struct echo_clnt *c, struct krpc_pool *pool,
 			uint16_t port, uint32_t depth)
 {
-	struct sockaddr_in sin;
-
-	sin_of(&sin, TEST_ADDR, port);
-	return krpc_connect_flags(&c->k, pool, (struct sockaddr *)&sin,
-				  sizeof(sin), depth, KRPC_TRANSPORT_RDMA, 0,
-				  NULL);
+	return lib_connect(&c->k, pool, TEST_ADDR, port, depth,
+			   KRPC_TRANSPORT_RDMA, 0, NULL);
 }
 
 /*

@@ -46,12 +46,8 @@ static unsigned int revived;
 /* A connection of the fuzzing file to @port; @depth calls. */
 static int fz_connect(uint16_t port, uint32_t depth)
 {
-	struct sockaddr_in sin;
-
-	sin_of(&sin, TEST_ADDR, port);
-	return krpc_connect_flags(&fz_clnt->k, &fz_clnt->pool,
-				  (struct sockaddr *)&sin, sizeof(sin), depth,
-				  env_transport(), 0, NULL);
+	return lib_connect(&fz_clnt->k, &fz_clnt->pool, TEST_ADDR, port, depth,
+			   env_transport(), 0, NULL);
 }
 
 static uint32_t rnd32(void)
@@ -91,8 +87,8 @@ static const uint32_t ops[] = {
 };
 
 #define NOPS	(sizeof(ops) / sizeof(ops[0]))
-/* Per command: its index in ops[] (NOPS: another); successes per index. */
-static uint8_t op_of[NCMDS];
+/* Per command: its cmd_op; successes per index in ops[] (NOPS: another). */
+static uint32_t cmd_of[NCMDS];
 static unsigned int op_ok[NOPS + 1];
 
 static void count_ok(uint32_t cmd_op)
@@ -164,7 +160,7 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 			w[3] = 0;
 		}
 	}
-	op_of[ud] = op_i;
+	cmd_of[ud] = op;
 	krpc_prep_cmd(k, sqe, op, w, sizeof(w), ud);
 }
 
@@ -380,7 +376,7 @@ TEST(fuzz_10000_commands)
 				uint32_t rb = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
 
 				if (cqe->res >= 0 && cqe->user_data < NCMDS)
-					op_ok[op_of[cqe->user_data]]++;
+					count_ok(cmd_of[cqe->user_data]);
 				/* Handles the fuzzer made become targets too. */
 				if (cqe->res > 0 && nhandles < NHANDLES)
 					handles[nhandles++] = cqe->res;

@@ -26,7 +26,7 @@ static const uint32_t sizes[] = {
 /* Kernel log lines announcing a host-memory pool (pool.c). */
 static int host_pools_logged(void)
 {
-	return sh("exit $(dmesg | grep -c 'krpc: pool for TCP: ')");
+	return klog_count("krpc: pool for TCP: ");
 }
 
 /*

@@ -313,13 +313,34 @@ struct echo_clnt {
 	uint32_t transport;	/* KRPC_TRANSPORT_RDMA or _TCP */
 };
 
+/* krpc_connect_flags() to @addr:@port (IPv4). */
+static inline int lib_connect(struct krpc *k, const struct krpc_pool *pool,
+			      const char *addr, uint16_t port, uint32_t depth,
+			      uint32_t transport, uint32_t flags, uint32_t *used)
+{
+	struct sockaddr_in sin;
+
+	sin_of(&sin, addr, port);
+	return krpc_connect_flags(k, pool, (struct sockaddr *)&sin,
+				  sizeof(sin), depth, transport, flags, used);
+}
+
+/* Lines of the kernel log matching the extended regex @re (at most 255). */
+static inline int klog_count(const char *re)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "n=$(dmesg | grep -cE '%s'); exit $((n > 255 ? 255 : n))", re);
+	return sh(cmd);
+}
+
 /* A client whose connection has KRPC_CONN_F_* @conn_flags. */
 static inline int clnt_start_flags(struct echo_clnt *c, const char *addr,
 				   uint16_t port, uint32_t nr_bufs,
 				   unsigned int ring_flags, uint32_t depth,
 				   uint32_t conn_flags)
 {
-	struct sockaddr_in sin;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -329,12 +350,10 @@ static inline int clnt_start_flags(struct echo_clnt *c, const char *addr,
 	ret = lib_pool_create(c->k.fd, nr_bufs, &c->pool);
 	if (ret)
 		return ret;
-	sin_of(&sin, addr, port);
 	if (env_transport() < 0)
 		return -EINVAL;
-	c->conn = krpc_connect_flags(&c->k, &c->pool, (struct sockaddr *)&sin,
-				     sizeof(sin), depth, env_transport(),
-				     conn_flags, &c->transport);
+	c->conn = lib_connect(&c->k, &c->pool, addr, port, depth,
+			      env_transport(), conn_flags, &c->transport);
 	if (c->conn < 0)
 		return c->conn;
 	/* A transport asked for by name is the one used. */
