@@ -81,3 +81,42 @@ vm_initramfs() {
 	[ -f "$out" ] && return 0
 	"$vm_top/tools/vm/mkinitramfs" "$modroot" "$rel" "$out"
 }
+
+# Print the accelerator for the resolved kernel: "kvm" when /dev/kvm boots
+# it, else "tcg" (software emulation).  A /dev/kvm can be there and still
+# not run an ordinary kernel: a nested PVM hypervisor (kvm_pvm) takes only
+# guests built for it, and QEMU then runs without the guest ever printing
+# a line.  So the kernel is booted once with KVM, without an initramfs, to
+# the panic that ends it (a second or two); no "Linux version" line on the
+# console within 30 s means no KVM.  The answer is kept per host boot in
+# build/vm.  KRPC_VM_ACCEL=kvm or tcg decides without a probe.
+vm_accel() {
+	local cache=$vm_top/build/vm/accel-$rel boot out
+	if [ -n "${KRPC_VM_ACCEL:-}" ]; then
+		echo "$KRPC_VM_ACCEL"
+		return
+	fi
+	if [ ! -w /dev/kvm ]; then
+		echo tcg
+		return
+	fi
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	if [ -f "$cache" ] && [ "$(head -n1 "$cache")" = "$boot" ]; then
+		sed -n 2p "$cache"
+		return
+	fi
+	mkdir -p "$(dirname "$cache")"
+	out=$(mktemp)
+	timeout --kill-after=5 30 qemu-system-x86_64 -machine q35,accel=kvm \
+		-cpu max,la57=off -smp 1 -m 512 -display none -monitor none \
+		-no-reboot -nic none -serial "file:$out" -kernel "$bzimage" \
+		-append "console=ttyS0 panic=-1 loglevel=5" >/dev/null 2>&1 || true
+	if grep -q "Linux version" "$out"; then
+		printf '%s\nkvm\n' "$boot" > "$cache"
+	else
+		echo "vm: /dev/kvm does not boot $rel; software emulation" >&2
+		printf '%s\ntcg\n' "$boot" > "$cache"
+	fi
+	rm -f "$out"
+	sed -n 2p "$cache"
+}
