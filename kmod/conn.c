@@ -83,6 +83,22 @@ int krpc_wire_reject_errno(u16 reason)
 	}
 }
 
+/* A krpc reject reason in words, for the log; any value from the wire. */
+const char *krpc_wire_reject_name(u16 reason)
+{
+	static const char *const names[KRPC_REJ_NR] = {
+		[KRPC_REJ_MAGIC]	= "not krpc",
+		[KRPC_REJ_VERSION]	= "protocol version",
+		[KRPC_REJ_PARAMS]	= "parameters",
+		[KRPC_REJ_FEATURES]	= "features",
+		[KRPC_REJ_RESOURCES]	= "resources",
+		[KRPC_REJ_SHUTDOWN]	= "shutting down",
+	};
+
+	return reason < KRPC_REJ_NR && names[reason] ? names[reason] :
+	       "unknown reason";
+}
+
 void krpc_conn_stat_add(struct krpc_conn *conn, enum krpc_stat s, u64 n)
 {
 	atomic64_add(n, &conn->stats[s]);

@@ -315,6 +315,7 @@ int krpc_conns_show(struct seq_file *m, void *unused);
 int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
 			  u32 *value);
 int krpc_wire_reject_errno(u16 reason);
+const char *krpc_wire_reject_name(u16 reason);
 void krpc_conn_fill_info_locked(struct krpc_conn *conn,
 				struct krpc_conn_info *info);
 

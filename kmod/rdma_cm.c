@@ -21,15 +21,6 @@
 
 static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
-static const char *const reject_names[KRPC_REJ_NR] = {
-	[KRPC_REJ_MAGIC]	= "not krpc",
-	[KRPC_REJ_VERSION]	= "protocol version",
-	[KRPC_REJ_PARAMS]	= "parameters",
-	[KRPC_REJ_FEATURES]	= "features",
-	[KRPC_REJ_RESOURCES]	= "resources",
-	[KRPC_REJ_SHUTDOWN]	= "shutting down",
-};
-
 /* ---------------------------------------------------------------------- */
 /* Handshake */
 
@@ -118,7 +109,12 @@ static void local_limits(struct krpc_rdma_conn *rc, u32 *inline_max,
 	*max_msg = min(krpc_param(max_msg), krpc_pool_max_size(pool));
 }
 
-static void reject(struct rdma_cm_id *id, u16 reason, u32 value)
+/*
+ * Refuse a connect request, saying why in the log (rate-limited: a peer
+ * can send requests as fast as it likes) and on the wire.  @err is the
+ * errno the refusal comes from; @value qualifies @reason (wire.h).
+ */
+static void reject(struct rdma_cm_id *id, u16 reason, u32 value, int err)
 {
 	struct krpc_wire_reject rej = {
 		.magic = cpu_to_be32(KRPC_WIRE_MAGIC),
@@ -127,6 +123,9 @@ static void reject(struct rdma_cm_id *id, u16 reason, u32 value)
 		.value = cpu_to_le32(value),
 	};
 
+	pr_info_ratelimited("rejecting %pISpc: %s (%d), value %u\n",
+			    &id->route.addr.dst_addr,
+			    krpc_wire_reject_name(reason), err, value);
 	atomic64_inc(&krpc_stats.conns_rejected);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
@@ -152,8 +151,7 @@ static int rejected(struct krpc_rdma_conn *rc, struct rdma_cm_event *ev)
 	reason = le16_to_cpu(rej.reason);
 	pr_info("conn %u: %pISpc rejected the handshake: %s (value %u, peer speaks version %u)\n",
 		conn->id, &conn->peer,
-		reason < KRPC_REJ_NR && reject_names[reason] ?
-		reject_names[reason] : "unknown reason",
+		krpc_wire_reject_name(reason),
 		le32_to_cpu(rej.value), le16_to_cpu(rej.version));
 	return krpc_wire_reject_errno(reason);
 }
@@ -425,14 +423,12 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	ret = cp_parse(ev->param.conn.private_data,
 		       ev->param.conn.private_data_len, &v, &reason, &value);
 	if (ret) {
-		pr_info("rejecting %pISpc: %s\n", &id->route.addr.dst_addr,
-			reject_names[reason]);
-		reject(id, reason, value);
+		reject(id, reason, value, ret);
 		return ret;
 	}
 	kdev = krpc_device_lookup(id->device);
 	if (!kdev) {
-		reject(id, KRPC_REJ_RESOURCES, 0);
+		reject(id, KRPC_REJ_RESOURCES, 0, -ENODEV);
 		return -ENODEV;
 	}
 	conn = krpc_conn_alloc(&krpc_rdma_ops, srv->net, true, srv->depth);
@@ -444,7 +440,7 @@ static int listener_connect(struct krpc_rdma_listener *l,
 		if (conn)
 			krpc_conn_put(conn);
 		krpc_device_put(kdev);
-		reject(id, KRPC_REJ_RESOURCES, 0);
+		reject(id, KRPC_REJ_RESOURCES, 0, -ENOMEM);
 		return -ENOMEM;
 	}
 	/* From here the teardown undoes everything, the conn included. */
@@ -500,9 +496,7 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	return 0;
 
 out_teardown:
-	pr_info_ratelimited("rejecting %pISpc: %s (%d)\n",
-			    &id->route.addr.dst_addr, reject_names[reason], ret);
-	reject(id, reason, 0);
+	reject(id, reason, 0, ret);
 	/* Returning non-zero makes rdma_cm destroy the id: do not touch it. */
 	rc->id_owned_by_core = true;
 	krpc_conn_lock(conn);

@@ -118,8 +118,9 @@ static void hello_server_locked(struct krpc_tcp_conn *tc)
 		ret = -EINVAL;
 	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
 	if (ret) {
-		pr_info_ratelimited("conn %u: refusing %pISpc over TCP: bad hello (%d, reason %u)\n",
-				    conn->id, &conn->peer, ret, reason);
+		pr_info_ratelimited("conn %u: rejecting %pISpc over TCP: %s (%d), value %u\n",
+				    conn->id, &conn->peer,
+				    krpc_wire_reject_name(reason), ret, value);
 		atomic64_inc(&krpc_stats.conns_rejected);
 		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
 		/* A refusal names the version we really speak (as over RDMA). */
@@ -155,8 +156,9 @@ static void hello_client_locked(struct krpc_tcp_conn *tc)
 	ret = hello_parse(tc->rx_head, &v, &reason, &value);
 	if (!ret && v.reject) {
 		/* Counted by the side that refused, as over RDMA. */
-		pr_info("conn %u: %pISpc rejected the handshake: reason %u (value %u)\n",
-			conn->id, &conn->peer, v.reject, v.value);
+		pr_info("conn %u: %pISpc rejected the handshake: %s (value %u)\n",
+			conn->id, &conn->peer, krpc_wire_reject_name(v.reject),
+			v.value);
 		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
 		return;
 	}

@@ -46,10 +46,14 @@ rpc_check "client disconnects" krpc_test disconnect
 # Handshake with a protocol version the server does not speak.
 echo 99 > /sys/kernel/debug/krpc/fault_proto_version
 rej0=$(krpc_stat conns_rejected)
+rejlog='rejecting .*: protocol version \(-93\), value 1$'
+log0=$(dmesg | grep -cE "$rejlog")
 rpc_check "version mismatch refused with -EPROTONOSUPPORT" \
 	krpc_test connect_fail "$KRPC_ADDR4" "$RPC_PORT" 93
 echo 0 > /sys/kernel/debug/krpc/fault_proto_version
 ktap_check "rejection counted" test "$(krpc_stat conns_rejected)" = $((rej0 + 1))
+ktap_check "server logged the rejection and its reason" \
+	test "$(dmesg | grep -cE "$rejlog")" = $((log0 + 1))
 rpc_check "nobody listening: -ECONNREFUSED" \
 	krpc_test connect_fail "$KRPC_ADDR4" $((RPC_PORT + 1)) 111
 rpc_check "client connects after the rejections" \
