@@ -106,6 +106,7 @@ static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
 	unsigned int tmo = opts->connect_timeout_ms ?
 		opts->connect_timeout_ms : krpc_param(connect_timeout_ms);
 	struct krpc_conn *conn;
+	long left;
 	int ret;
 
 	conn = krpc_conn_alloc(ops, net, false, depth);
@@ -124,10 +125,15 @@ static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
 	ret = conn->ops->connect(conn, opts);
 	if (ret)
 		goto out_put_conn;
-	/* The transport bounds each step; this bounds the sum. */
-	if (!wait_for_completion_timeout(&conn->up,
-					 msecs_to_jiffies(2 * tmo + 1000)))
-		conn->ops->shutdown(conn, -ETIMEDOUT);
+	/*
+	 * The transport bounds each step; this bounds the sum.  A fatal
+	 * signal ends the wait (a process killed in a CONNECT of up to
+	 * KRPC_TIMEOUT_MAX_MS); the shutdown then ends the attempt at once.
+	 */
+	left = wait_for_completion_killable_timeout(&conn->up,
+					msecs_to_jiffies(2 * tmo + 1000));
+	if (left <= 0)
+		conn->ops->shutdown(conn, left ? -EINTR : -ETIMEDOUT);
 	wait_for_completion(&conn->up);
 
 	krpc_conn_lock(conn);
@@ -160,9 +166,9 @@ out_put_conn:
  * -ECONNREFUSED: other reasons, also logged).
  *
  * Context: process context, sleeps up to the connect timeout (twice with
- * KRPC_XPRT_AUTO).
+ * KRPC_XPRT_AUTO); a fatal signal ends the wait (-EINTR).
  * Return: the client, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
- * -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EPROTONOSUPPORT, ...).
+ * -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EPROTONOSUPPORT, -EINTR, ...).
  */
 struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 {

@@ -68,18 +68,24 @@ int krpc_ubuf_device_add(struct ib_device *ibdev)
 /*
  * The next user pool still on @d, with a reference, taken off the device's
  * list; NULL when none is left.  A pool whose last reference is already
- * gone is taken off too: its release is queued on krpc_wq (*@dying).
+ * gone is taken off too: its release is queued on krpc_wq (*@dying), and
+ * frees @up as soon as it sees it off the list (upool_release()), so @up
+ * is only read while it is on the list.
  */
 static struct krpc_pool *udev_next_pool(struct udev *d, bool *dying)
 {
 	struct krpc_upool *up;
+	struct krpc_pool *pool;
+	bool got;
 
 	lockdep_assert_held(&udevs_lock);
 	while (!list_empty(&d->pools)) {
 		up = list_first_entry(&d->pools, struct krpc_upool, kdev_node);
+		pool = up->pool;
+		got = krpc_pool_tryget(pool);
 		list_del_init(&up->kdev_node);
-		if (krpc_pool_tryget(up->pool))
-			return up->pool;
+		if (got)
+			return pool;
 		*dying = true;
 	}
 	return NULL;
@@ -188,7 +194,7 @@ static void upool_release(struct krpc_pool *pool)
 	kvfree(up->pages);
 	kvfree(up->waiter);
 	kvfree(up->state);
-	kfree(up);
+	kfree_rcu(up, obj.rcu);
 }
 
 static const struct krpc_pool_owner_ops upool_owner_ops = {
@@ -527,7 +533,7 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 out_free:
 	kvfree(up->waiter);
 	kvfree(up->state);
-	kfree(up);
+	kfree_rcu(up, obj.rcu);
 out_unaccount:
 	atomic_long_sub(nr_pages, &user->locked_vm);
 	free_uid(user);

@@ -242,7 +242,7 @@ static void uconn_free(struct krpc_uobj *obj)
 	WARN_ON_ONCE(uconn->clnt || !list_empty(&uconn->calls));
 	atomic_dec(&uconn->up->users);
 	krpc_upool_put(uconn->up);
-	kfree(uconn);
+	kfree_rcu(uconn, obj.rcu);
 }
 
 /*

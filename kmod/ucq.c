@@ -239,7 +239,7 @@ static void ucq_free(struct krpc_uobj *obj)
 
 	WARN_ON_ONCE(cq->reserved);
 	krpc_umem_free(cq->mem, cq->len);
-	kfree(cq);
+	kfree_rcu(cq, obj.rcu);
 	atomic64_dec(&krpc_stats.ucq_live);
 }
 

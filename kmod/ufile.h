@@ -81,6 +81,8 @@ enum krpc_uobj_type {
  * @kf:		owning file (not referenced: objects die before the file)
  * @free:	destructor at the last reference; process context
  * @free_work:	runs @free when the last reference went in atomic context
+ * @rcu:	@free ends with kfree_rcu() of the object through it:
+ *		krpc_uobj_get() reads an object it found under RCU alone
  */
 struct krpc_uobj {
 	struct kref ref;
@@ -89,6 +91,7 @@ struct krpc_uobj {
 	struct krpc_file *kf;
 	void (*free)(struct krpc_uobj *obj);
 	struct work_struct free_work;
+	struct rcu_head rcu;
 };
 
 /**

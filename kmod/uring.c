@@ -14,11 +14,13 @@
  * Completion: the core calls uring_complete() from any context; the CQE is
  * posted from task work with the issue flags io_uring hands the callback
  * (never invented ones).  The pdu holds the only pointer to the command
- * object, which lives until that task work ran.
+ * object, which lives until that task work ran; the issue path holds a
+ * reference of its own until the core returns.
  *
  * Cancellation: on kernels with the cancel hook every parked command is
  * marked cancelable and IO_URING_F_CANCEL reaches krpc_ucmd_cancel();
- * elsewhere the issuer is recorded for umonitor.c.
+ * elsewhere the submitter (not an io-wq worker that issued the command for
+ * it) is recorded for umonitor.c.
  *
  * A command that names a completion queue (krpc_ucmd_cq()) is handed to
  * ucq.c: its io_uring completion is only the queue's answer, posted at
@@ -103,13 +105,21 @@ int krpc_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if (op != KRPC_CMD_CONNECT)
 		io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
 #else
-	uc->task = get_task_struct(current);
+	uc->task = get_task_struct(krpc_uring_cmd_task(ioucmd));
 #endif
 
+	/*
+	 * Ours while the core runs: a parked command may complete before
+	 * krpc_ucmd_exec() returns, and when an io-wq worker issues it the
+	 * submitter may run uring_tw() and drop the completion's reference
+	 * meanwhile.
+	 */
+	kref_get(&uc->ref);
 	ret = krpc_ucmd_exec(uc, payload, nonblock, &res2);
-	if (ret == -EIOCBQUEUED)
-		return -EIOCBQUEUED;
-	io_uring_cmd_done(ioucmd, ret, res2, issue_flags);
+	if (ret != -EIOCBQUEUED) {
+		io_uring_cmd_done(ioucmd, ret, res2, issue_flags);
+		krpc_ucmd_put(uc);	/* the completion's */
+	}
 	krpc_ucmd_put(uc);
 	return -EIOCBQUEUED;
 }

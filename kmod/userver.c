@@ -382,7 +382,7 @@ static void userver_free(struct krpc_uobj *obj)
 	kvfree(us->slots);
 	atomic_dec(&us->up->users);
 	krpc_upool_put(us->up);
-	kfree(us);
+	kfree_rcu(us, obj.rcu);
 }
 
 static struct krpc_userver *userver_alloc(struct krpc_upool *up, u32 nr_slots)

@@ -29,4 +29,19 @@
 #define KRPC_URING_CANCEL_HOOK	1
 #endif
 
+/*
+ * The task a command belongs to: its submitter, also when the SQPOLL
+ * thread or an io-wq worker issues it (a worker may exit while the
+ * command is parked).  io_uring_cmd_get_task() (6.12) reads the request's
+ * task, which 6.1's <linux/io_uring_types.h> shows as well.
+ */
+#if defined(KRPC_HAVE_IOU_CMD_GET_TASK)
+#define krpc_uring_cmd_task(ioucmd)	io_uring_cmd_get_task(ioucmd)
+#elif defined(KRPC_HAVE_IOU_REQ_TASK)
+#include <linux/io_uring_types.h>
+#define krpc_uring_cmd_task(ioucmd)	(cmd_to_io_kiocb(ioucmd)->task)
+#elif !defined(KRPC_URING_CANCEL_HOOK)
+#error "krpc needs the cancel hook (6.7) or the task of a uring_cmd"
+#endif
+
 #endif /* KRPC_COMPAT_URING_CMD_H */

@@ -19,28 +19,6 @@
 
 #define PORT	7103
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* waitpid() with a bound; -1 if the child did not die in time. */
-static int reap(pid_t pid, double limit)
-{
-	double end = now() + limit;
-	int status;
-
-	while (now() < end) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(20000);
-	}
-	return -1;
-}
-
 FIXTURE(kill) {
 	int dummy;
 };
@@ -139,7 +117,7 @@ TEST_F_TIMEOUT(kill, server_killed_with_requests_held, 120)
 	}
 	usleep(300000);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	status = reap(pid, 20);
+	status = lib_reap(pid, 20);
 	ASSERT_NE(-1, status) TH_LOG("killed server did not exit");
 	EXPECT_TRUE(WIFSIGNALED(status));
 
@@ -218,17 +196,17 @@ TEST_F_TIMEOUT(kill, client_killed_with_calls_in_flight, 120)
 	ASSERT_EQ(1, read(ready[0], &b, 1));
 	TH_LOG("client ready");
 	usleep(50000);
-	t0 = now();
+	t0 = lib_now();
 	ASSERT_EQ(0, kill(pid, SIGKILL));
-	status = reap(pid, 20);
+	status = lib_reap(pid, 20);
 	ASSERT_NE(-1, status) TH_LOG("killed client did not exit");
 	EXPECT_TRUE(WIFSIGNALED(status));
-	TH_LOG("client gone after %.2f s", now() - t0);
+	TH_LOG("client gone after %.2f s", lib_now() - t0);
 	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 10000));
 	EXPECT_EQ(1, krpc_counter_wait("files_open", 1, 10000));
 	TH_LOG("calls_live %lld files_open %lld after %.2f s",
 	       krpc_counter("calls_live"), krpc_counter("files_open"),
-	       now() - t0);
+	       lib_now() - t0);
 
 	/* The server still serves a new client. */
 	ASSERT_EQ(0, clnt_start(&c2, TEST_ADDR, PORT, 64, 0, 8));

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -323,6 +324,29 @@ static inline int lib_connect(struct krpc *k, const struct krpc_pool *pool,
 	sin_of(&sin, addr, port);
 	return krpc_connect_flags(k, pool, (struct sockaddr *)&sin,
 				  sizeof(sin), depth, transport, flags, used);
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double lib_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* waitpid() with a bound: the status, or -1 if @pid did not die in time. */
+static inline int lib_reap(pid_t pid, double limit)
+{
+	double end = lib_now() + limit;
+	int status;
+
+	while (lib_now() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(20000);
+	}
+	return -1;
 }
 
 /* Lines of the kernel log matching the extended regex @re (at most 255). */
