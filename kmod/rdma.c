@@ -252,6 +252,8 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	struct krpc_buf *buf = call->req.type == KRPC_PL_BUF ? call->req.buf : NULL;
 	struct krpc_buf *rdst = call->reply_dst;
 	u32 len = krpc_call_len(call);
+	/* The peer refuses a region beyond the max_msg of the handshake. */
+	u32 rlen = rdst ? min(rdst->size, conn->max_msg) : 0;
 	bool rdv = len > conn->inline_max;
 	unsigned int nreg = rdv + !!rdst, nsge = 1, r = 0;
 	struct ib_reg_wr reg[2];
@@ -274,7 +276,7 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 		flags |= KRPC_WF_RDV_REQ;
 	}
 	if (rdst) {
-		ret = krpc_mr_map(rc, sctx, 1, rdst, 0, rdst->size,
+		ret = krpc_mr_map(rc, sctx, 1, rdst, 0, rlen,
 				  IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 				  &reg[r++]);
 		if (ret)
@@ -291,7 +293,7 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	if (rdst) {
 		sctx->hdr->rep.addr = cpu_to_le64(sctx->mr[1]->iova);
 		sctx->hdr->rep.rkey = cpu_to_le32(sctx->mr[1]->rkey);
-		sctx->hdr->rep.len = cpu_to_le32(rdst->size);
+		sctx->hdr->rep.len = cpu_to_le32(rlen);
 	}
 	if (!rdv && len) {
 		krpc_buf_sync(buf, buf->off, len, true);

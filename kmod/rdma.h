@@ -289,6 +289,7 @@ void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
 struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc);
 void krpc_sctx_put_locked(struct krpc_sctx *sctx);
 void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op);
+void krpc_sctx_inv_moot_locked(struct krpc_sctx *sctx);
 void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
 void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc);

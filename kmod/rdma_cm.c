@@ -469,6 +469,17 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	inline_max = min3(inline_max, v.inline_max, v.recv_size - KRPC_HDR_SIZE);
 	max_msg = min(max_msg, v.max_msg);
 	krpc_conn_lock(conn);
+	if (conn->state != KRPC_CONN_CONNECTING) {
+		/*
+		 * The device went away or the QP failed during the set-up
+		 * (the connection is on the device's list from
+		 * krpc_rdma_setup()); no teardown was queued for it.
+		 */
+		ret = conn->reason ? conn->reason : -ECONNABORTED;
+		krpc_conn_unlock(conn);
+		reason = KRPC_REJ_SHUTDOWN;
+		goto out_teardown;
+	}
 	rc->features &= v.features;
 	krpc_rdma_go_live_locked(rc, v.credits);
 	/* Receives may complete before ESTABLISHED: live before accept. */

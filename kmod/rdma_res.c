@@ -101,14 +101,22 @@ ALLOW_ERROR_INJECTION(krpc_rdma_create_mrs, ERRNO);
 
 int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
 {
+	/*
+	 * The receive size the handshake announced, also in a buffer of a
+	 * bigger class (krpc_pool_get_recv() falls back to one): only the
+	 * first segment of a buffer is contiguous, and a small buffer fits
+	 * in any class's first segment.  A longer SEND from the peer fails
+	 * the receive (a length error) instead of writing past it.
+	 */
+	u32 len = krpc_pool_small_size(rx->buf->pool);
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
 	int ret;
 
 	sge.addr = rx->buf->segs[0].dma;
-	sge.length = rx->buf->size;
+	sge.length = len;
 	sge.lkey = rc->kdev->pd->local_dma_lkey;
-	krpc_buf_sync(rx->buf, 0, rx->buf->size, true);
+	krpc_buf_sync(rx->buf, 0, len, true);
 	wr.wr_cqe = &rx->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;

@@ -169,6 +169,7 @@ static int rx_reply(struct krpc_rdma_conn *rc, struct rx_msg *m)
 		if (i == ARRAY_SIZE(sctx->mr))
 			return bad(m, "remote invalidation of a key not granted");
 		sctx->mr_state[i] = MR_DEAD;
+		krpc_sctx_inv_moot_locked(sctx);
 	}
 	/* Late (after a timeout or cancel): checked, then dropped. */
 	stale = call->state & CALL_RESULT;

@@ -63,6 +63,27 @@ void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
 		list_add_tail(&sctx->node, &sctx->rc->sendq);
 }
 
+/*
+ * The peer's remote invalidation killed a key of @sctx (rx_reply()): a
+ * local invalidation queued for its keys (a cancelled call's) is moot
+ * once none of them is valid.  Taken back here, where progress follows,
+ * not dropped by the flush, after which nothing would move @sctx on.
+ */
+void krpc_sctx_inv_moot_locked(struct krpc_sctx *sctx)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&sctx->rc->conn->lock);
+	if (!(sctx->ops & OP_INV))
+		return;
+	for (i = 0; i < ARRAY_SIZE(sctx->mr); i++)
+		if (sctx->mr_state[i] == MR_VALID)
+			return;
+	sctx->ops &= ~OP_INV;
+	if (!sctx->ops)
+		list_del_init(&sctx->node);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Send completions */
 

@@ -30,6 +30,17 @@ case "$(uname -r)" in
 *)       RPC_SLOW=${RPC_SLOW:-1} ;;
 esac
 
+# conn_field ID KEY: a field of connection ID in krpc/conns
+conn_field() {
+	sed -n "s/^conn=$1 .* $2=\([0-9]*\).*/\1/p" /sys/kernel/debug/krpc/conns
+}
+
+# client_conn_id: the id of the (one) client-side connection
+client_conn_id() {
+	sed -n 's/^conn=\([0-9]*\) role=client .*/\1/p' \
+		/sys/kernel/debug/krpc/conns | head -n1
+}
+
 # rpc_krpc_load [PARAM=VALUE...]: insmod krpc.ko with timings scaled by
 # RPC_SLOW, poll_usecs=$KRPC_POLL_USECS when that is set (the *_poll
 # variants: RDMA completions reaped by poller threads) and

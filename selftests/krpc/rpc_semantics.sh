@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # RPC semantics over krpc: thousands of concurrent calls answered out of
 # order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
-# and rendezvous), unknown method, handler error, one-way messages, a reply
-# too large for the caller, and a handshake rejected for its version.
+# and rendezvous; over RDMA also one whose key the reply invalidates while
+# the local invalidation waits), unknown method, handler error, one-way
+# messages, a reply too large for the caller, and a handshake rejected for
+# its version (counted and logged).
 # rpc_semantics_tcp.sh runs it over TCP.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
@@ -12,6 +14,7 @@ krpc_loaded && ktap_skip_all "krpc already loaded"
 
 cleanup() {
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_proto_version
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_mute
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -30,6 +33,26 @@ rpc_check "window full: NOWAIT fails, waiting call queues" krpc_test window
 rpc_check "timeout, late reply dropped" krpc_test timeout
 rpc_check "cancel an inline call" krpc_test cancel 0
 rpc_check "cancel a rendezvous call" krpc_test cancel 100000
+# RDMA: a cancelled call's local invalidation of its reply room's key is
+# still queued (the client is muted) when the server's reply invalidates
+# that key remotely; the call must still complete, once.
+if [ "$(rpc_info krpc_test transport)" = 1 ]; then
+	rpc_check "a held call with a 100000-byte reply room" \
+		krpc_test inv_hold 100000
+	cid=$(client_conn_id)
+	stale0=$(conn_field "$cid" stale)
+	echo "$cid" > /sys/kernel/debug/krpc/fault_mute
+	rpc_check "cancelled while muted; the server answers" krpc_test inv_cancel
+	for _ in $(seq $((100 * RPC_SLOW))); do
+		[ "$(conn_field "$cid" stale)" != "$stale0" ] && break
+		sleep 0.05
+	done
+	echo 0 > /sys/kernel/debug/krpc/fault_mute
+	ktap_check "the late reply arrived" \
+		test "$(conn_field "$cid" stale)" = $((stale0 + 1))
+	rpc_check "the cancelled call completed once, -ECANCELED" \
+		krpc_test inv_finish
+fi
 rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
 rpc_check "1000 one-way messages" krpc_test oneway 1000

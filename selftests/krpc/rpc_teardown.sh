@@ -27,17 +27,6 @@ server_conn_id() {
 		/sys/kernel/debug/krpc/conns | head -n1
 }
 
-# conn_field ID KEY: a field of connection ID in krpc/conns
-conn_field() {
-	sed -n "s/^conn=$1 .* $2=\([0-9]*\).*/\1/p" /sys/kernel/debug/krpc/conns
-}
-
-# client_conn_id: the id of the (one) client-side connection
-client_conn_id() {
-	sed -n 's/^conn=\([0-9]*\) role=client .*/\1/p' \
-		/sys/kernel/debug/krpc/conns | head -n1
-}
-
 # wait_window_held SERVER_CONN: every slot of the server connection holds
 # a request (none answered), so the server has no reply left to send
 wait_window_held() {

@@ -267,4 +267,60 @@ TEST_F(large, too_big_is_einval)
 	EXPECT_EQ(-EBUSY, krpc_buf_free(self->c.k.fd, &self->c.pool, &big, 1));
 }
 
+/*
+ * Large buffers beyond the connection's max_msg (the module's 1 MiB): a
+ * reply that needs more than one buffer gets a 2 MiB one for its room,
+ * and the room the peer is offered stops at max_msg, which the peer
+ * checks.  The echoes work, nothing is a protocol error.
+ */
+FIXTURE(room) {
+	struct echo_srv srv;
+	struct echo_clnt c;
+};
+
+FIXTURE_SETUP(room)
+{
+	ASSERT_EQ(0, krpc_insmod(""));
+	lib_large_size = 2 * LARGE;
+	lib_large_count = 4;
+	ASSERT_EQ(0, echo_start(&self->srv, PORT, 4, 16));
+	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 16, 0, 4));
+}
+
+FIXTURE_TEARDOWN(room)
+{
+	clnt_stop(&self->c);
+	EXPECT_EQ(0, echo_stop(&self->srv));
+	lib_large_size = 0;
+	lib_large_count = 0;
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
+
+TEST_F(room, reply_room_beyond_max_msg)
+{
+	struct echo_clnt *c = &self->c;
+	struct krpc_reply r;
+	uint32_t tx;
+	int ret;
+
+	ASSERT_EQ(1, krpc_buf_alloc_large(c->k.fd, &c->pool, &tx, 1));
+	fill(krpc_pool_buf(&c->pool, tx), 5, 200000);
+	ret = krpc_call_sync(&c->k, c->conn, M_ECHO, tx, 200000, 200000, 0,
+			     &r);
+	ASSERT_EQ(200000, ret);
+	EXPECT_LE(c->pool.count, r.buf);
+	EXPECT_EQ(-1, check_pattern((char *)krpc_pool_buf(&c->pool, r.buf) +
+				    r.offset, 5, 200000));
+	EXPECT_EQ(0, krpc_buf_free(c->k.fd, &c->pool, &r.buf, 1));
+	/* A reply above max_msg cannot be asked for. */
+	EXPECT_EQ(-EMSGSIZE, krpc_call_sync(&c->k, c->conn, M_ECHO, tx, 64,
+					    LARGE + 1, 0, &r));
+	EXPECT_EQ(0, krpc_buf_free(c->k.fd, &c->pool, &tx, 1));
+	EXPECT_EQ(0, echo_once(c, 6, LARGE));
+	EXPECT_EQ(0, krpc_counter("protocol_errors"));
+	EXPECT_EQ(0, self->srv.err);
+}
+
 TEST_HARNESS_MAIN

@@ -29,6 +29,10 @@
  *				call queues and completes after release
  *   timeout			a slow handler: -ETIMEDOUT, late reply dropped
  *   cancel SIZE		cancel a held call: -ECANCELED
+ *   inv_hold ROOM		a held call with a reply room of ROOM bytes
+ *   inv_cancel			cancel it, and the server answers it
+ *   inv_finish			one echo, then the cancelled call must have
+ *				completed once with -ECANCELED
  *   nomethod			-EBADRQC from the peer
  *   handler_error		the handler's -EPROTO reaches the caller
  *   oneway N			N one-way messages, counted by the server
@@ -882,6 +886,74 @@ static int cmd_cancel(char **argv, int argc)
 	return ret;
 }
 
+/*
+ * A cancelled call whose local invalidation is still queued when the
+ * peer's reply kills its key by remote invalidation (RDMA): the shell
+ * mutes the client between inv_hold and inv_cancel, so the invalidation
+ * cannot go out, and unmutes before inv_finish.
+ */
+static struct async_ctx inv_ctx;
+static struct async_call inv_ac;
+static struct krpc_call *inv_call;
+
+static int cmd_inv_hold(char **argv, int argc)
+{
+	/* No request payload; a reply room that needs a registered key. */
+	struct krpc_call_args a = {
+		.method = M_HOLD, .done = async_done, .priv = &inv_ac,
+	};
+	size_t room;
+	int ret;
+
+	if (!clnt || !srv || inv_call)
+		return -EINVAL;
+	if (argc < 2 || kstrtoul(argv[1], 0, &room))
+		return -EINVAL;
+	a.reply_max = room;
+	async_ctx_init(&inv_ctx, 0);
+	memset(&inv_ac, 0, sizeof(inv_ac));
+	inv_ac.ctx = &inv_ctx;
+	inv_ac.expect = -ECANCELED;
+	atomic_inc(&inv_ctx.pending);
+	ret = krpc_call_async(clnt, &a, &inv_call);
+	if (ret) {
+		atomic_dec(&inv_ctx.pending);
+		inv_call = NULL;
+		return ret;
+	}
+	return wait_held(1);
+}
+
+static int cmd_inv_cancel(char **argv, int argc)
+{
+	int ret;
+
+	if (!inv_call)
+		return -EINVAL;
+	ret = krpc_call_cancel(inv_call);
+	if (ret)
+		fail("cancel: %d", ret);
+	/* The server answers; its reply invalidates the room's key. */
+	release_held(0);
+	return ret;
+}
+
+static int cmd_inv_finish(char **argv, int argc)
+{
+	int ret;
+
+	if (!inv_call)
+		return -EINVAL;
+	/* Something for the client to send: it flushes its queue. */
+	ret = echo_once(M_ECHO, 3, 10);
+	ret = async_wait(&inv_ctx, 10) ?: ret;
+	krpc_call_put(inv_call);
+	inv_call = NULL;
+	if (!ret)
+		tlog("cancelled call completed once with -ECANCELED\n");
+	return ret;
+}
+
 static int expect_status(u32 method, int want)
 {
 	struct krpc_call_args a = { .method = method };
@@ -1207,8 +1279,12 @@ static void client_stop(void)
 	if (storm_task)
 		storm_stop();
 	if (clnt)
-		krpc_client_destroy(clnt);
+		krpc_client_destroy(clnt);	/* fails the calls in flight */
 	clnt = NULL;
+	if (inv_call) {
+		krpc_call_put(inv_call);
+		inv_call = NULL;
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1259,6 +1335,12 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "inv_hold"))
+		return cmd_inv_hold(argv, argc);
+	if (!strcmp(argv[0], "inv_cancel"))
+		return cmd_inv_cancel(argv, argc);
+	if (!strcmp(argv[0], "inv_finish"))
+		return cmd_inv_finish(argv, argc);
 	if (!strcmp(argv[0], "nomethod"))
 		return expect_status(999, -EBADRQC);
 	if (!strcmp(argv[0], "handler_error"))
