@@ -101,10 +101,12 @@ static void queue_ctrl_locked(struct krpc_tcp_conn *tc, u8 type, u64 call_id)
 
 /*
  * The transport lets go of a call's buffers once its message is no longer
- * queued, being written or, sent by reference, unacknowledged (a reply
- * counts as the acknowledgement), no reply is being received into its
- * reply destination, and the call has a reply or was abandoned; of its
- * slot once the peer is done with the call id.
+ * queued, being written or, sent by reference, held by the stack (the
+ * zero-copy completion, whatever the peer says: a peer may reply before
+ * it has read the request, and pages still queued in the socket must not
+ * go back to the pool and be refilled), no reply is being received into
+ * its reply destination, and the call has a reply or was abandoned; of
+ * its slot once the peer is done with the call id.
  */
 void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 {
@@ -118,13 +120,6 @@ void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 		krpc_call_result_locked(call, 0, 0, NULL);
 		krpc_call_replied_locked(call);
 	}
-	/*
-	 * A reply proves the server has the whole request; a retransmission
-	 * of it would be discarded.  (Only a peer's reply sets replied while
-	 * the request is unacknowledged.)
-	 */
-	if (cctx->unacked && cctx->replied)
-		krpc_tcp_unacked_drop_locked(to_tc(call->conn), cctx);
 	if (!cctx->released && !cctx->tx && !cctx->unacked && !cctx->rx_busy &&
 	    (cctx->replied || cctx->aborted)) {
 		cctx->released = true;
@@ -501,9 +496,14 @@ void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock)
 	}
 	/* Bounds the handshake too: nothing received for ka_timeout_ms. */
 	krpc_tcp_ka_start(tc);
+	/*
+	 * Bytes may have arrived before the callbacks were in place.  Queued
+	 * under the lock while live: once unlocked, a teardown may run and
+	 * free @tc, and its cancel must see this work.
+	 */
+	if (tc->live)
+		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
 	krpc_conn_unlock(conn);
-	/* Bytes may have arrived before the callbacks were in place. */
-	mod_delayed_work(krpc_wq, &tc->rx_work, 0);
 }
 
 const struct krpc_transport_ops krpc_tcp_ops = {

@@ -79,7 +79,7 @@ struct krpc_tcp_tx {
  * @call:	the call, while it holds the slot
  * @tx:		its message while queued or being written
  * @unacked:	its message once written by reference, until the stack let
- *		go of the pages (or the peer replied): holds the buffers back
+ *		go of the pages: holds the buffers back, reply or not
  * @sent:	the message is entirely in the socket (by reference: and
  *		the stack let go of the pages)
  * @replied:	the peer answered (one-way: sent)
@@ -217,8 +217,6 @@ int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
 			  u32 hlen, struct krpc_buf *buf, u32 len,
 			  struct krpc_tcp_cctx *cctx, struct krpc_req *req);
 void krpc_tcp_unacked_reap_locked(struct krpc_tcp_conn *tc);
-void krpc_tcp_unacked_drop_locked(struct krpc_tcp_conn *tc,
-				  struct krpc_tcp_cctx *cctx);
 bool krpc_tcp_tx_in_flight_locked(struct krpc_tcp_conn *tc);
 void krpc_tcp_tx_wait(struct krpc_tcp_conn *tc);
 void krpc_tcp_tx_free_unwritten(struct krpc_tcp_tx *tx);

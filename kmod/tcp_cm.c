@@ -173,6 +173,14 @@ static void listen_data_ready(struct sock *sk)
 {
 	struct krpc_tcp_listener *l;
 
+	/*
+	 * A connection not accepted yet inherited this callback and
+	 * sk_user_data from the listener (sk_clone_lock()): its data must
+	 * not queue the accept work, which krpc_tcp_unlisten() may already
+	 * have cancelled for good.  Accepting it reads that data.
+	 */
+	if (sk->sk_state != TCP_LISTEN)
+		return;
 	read_lock_bh(&sk->sk_callback_lock);
 	l = sk->sk_user_data;
 	if (l)

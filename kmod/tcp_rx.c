@@ -353,7 +353,12 @@ static int reply_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	if (!call)
 		return bad(c, "reply for an unknown call");
 	cctx = call->xprt;
-	if (cctx->tx)
+	/*
+	 * tx_work writes tc->tx_cur outside conn->lock and marks it done
+	 * after: its last bytes may be out, and the reply in, before that.
+	 * The call's buffers wait for it all the same (cctx->tx).
+	 */
+	if (cctx->tx && cctx->tx != tc->tx_cur)
 		return bad(c, "reply for a call not sent yet");
 	if (call->flags & KRPC_CALL_ONEWAY)
 		return bad(c, "reply for a one-way message");

@@ -19,10 +19,11 @@
  * carry new contents.  So a written zero-copy message moves from the txq
  * to tc->unacked, and once completed its buffer is handed back: a server's
  * reply (its request) is freed, a one-way call completes ("sent"), a call's
- * buffers are released.  A call that got its reply is released at once:
- * the reply proves the server received the whole request, and a
- * retransmission of bytes it already has is discarded (its tx waits on
- * tc->unacked for the completion without the call).
+ * buffers are released.  A reply does not release a call sooner: an
+ * honest server has read the request and acknowledged it by then, but a
+ * peer may reply before it reads, with the pages still unsent in our
+ * socket, and a buffer refilled for another call would then go out in
+ * their place.
  *
  * Wake-up: the completion (any context) marks the message done and queues
  * tx_work, which reaps first; rx_work reaps before it takes a buffer for a
@@ -185,18 +186,6 @@ void krpc_tcp_unacked_reap_locked(struct krpc_tcp_conn *tc)
 		if (smp_load_acquire(&tx->zc_done))
 			unacked_done_locked(tc, tx);
 	}
-}
-
-/*
- * The call got its reply: its buffers need not wait for the completion any
- * more; the message (its struct ubuf_info) still does, without the call.
- */
-void krpc_tcp_unacked_drop_locked(struct krpc_tcp_conn *tc,
-				  struct krpc_tcp_cctx *cctx)
-{
-	lockdep_assert_held(&tc->conn->lock);
-	cctx->unacked->cctx = NULL;
-	cctx->unacked = NULL;
 }
 
 /* A message never written is dropped (an aborted call). */

@@ -167,6 +167,23 @@ ktap_check "server log names the reasons" \
 	       dmesg | grep -q "in the middle of a message"'
 
 rpc_check "client disconnects" krpc_test disconnect
+
+# A server that replies before it has read the request: the request's
+# pages, still queued in the client's socket, may not go back to the pool
+# (and be refilled for the next call) until TCP let go of them.
+eport=$((RPC_PORT + 7))
+echo "# + $peer early_reply 0.0.0.0 $eport 1048576 &"
+"$peer" early_reply 0.0.0.0 "$eport" 1048576 > "$out" 2>&1 &
+epid=$!
+ktap_check "early_reply: peer listens" wait_for "$wait_s" out_has listening
+rpc_check "kernel client connects to the peer" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+rpc_check "early_reply: both calls complete" krpc_test early_reply 1048576
+eok() { wait $epid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+ktap_check "early_reply: the first request reached the peer unchanged" eok
+rpc_check "client disconnects from the peer" krpc_test disconnect
+rm -f "$out"
+
 rpc_check "server stops" krpc_test server_stop
 ktap_check "no connection, call or request left" rpc_assert_idle
 ktap_check "rmmod krpc_test" rpc_rmmod krpc_test

@@ -31,6 +31,16 @@
  *				stop for 500 ms, within MS; then waits for
  *				SIGUSR1 and closes with the replies unread
  *
+ *   early_reply ADDR PORT LEN	a server (the one mode that listens, on
+ *				ADDR:PORT; prints "listening"): for the
+ *				first request, of LEN bytes, it reads the
+ *				header only and replies at once, then waits
+ *				2 s before it reads the payload, which must
+ *				still be the caller's (krpc_test's pattern,
+ *				seed 1: the pages may not have been refilled
+ *				for another call meanwhile); a second request
+ *				(seed 2) is read and answered; closed
+ *
  * flood and noreader print "port N", their local port, first: the server's
  * connection is the line of debugfs krpc/conns with that peer port.
  *
@@ -511,6 +521,94 @@ held:
 	return 0;
 }
 
+/* krpc_test.c's payload pattern. */
+static uint8_t kpattern(uint32_t seed, size_t i)
+{
+	return (seed * 31 + i * 131 + (i >> 9)) & 0xff;
+}
+
+/* Read a request of @len bytes and check it against pattern @seed. */
+static int read_payload(int fd, size_t len, uint32_t seed)
+{
+	static uint8_t buf[65536];
+	size_t off = 0, n, i;
+
+	while (off < len) {
+		n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+		if (recv_all(fd, buf, n))
+			return fail("%s", "payload cut short");
+		for (i = 0; i < n; i++)
+			if (buf[i] != kpattern(seed, off + i)) {
+				fprintf(stderr, "tcp_peer: byte %zu of %zu: %#x, want %#x\n",
+					off + i, len, buf[i],
+					kpattern(seed, off + i));
+				return fail("%s", "payload changed after the reply");
+			}
+		off += n;
+	}
+	return 0;
+}
+
+/* A request header (after any keepalives) of @len bytes. */
+static int read_request(int fd, struct hdr *h, size_t len)
+{
+	do {
+		if (recv_all(fd, h, sizeof(*h)))
+			return fail("%s", "no request header");
+	} while (h->type == T_KEEPALIVE && !h->len);
+	if (h->type != T_REQUEST || le32toh(h->len) != len)
+		return fail("%s", "not the request expected");
+	return 0;
+}
+
+static int reply_empty(int fd, const struct hdr *req)
+{
+	struct hdr r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = T_REPLY;
+	r.call_id = req->call_id;
+	return send_all(fd, &r, sizeof(r)) ? fail("%s", "send reply") : 0;
+}
+
+static int do_early_reply(const char *addr, const char *port, size_t len)
+{
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+	int lfd, fd, one = 1, small = 4096;
+	struct hello h, ans;
+	struct hdr a, b;
+
+	s4.sin_port = htons(atoi(port));
+	if (inet_pton(AF_INET, addr, &s4.sin_addr) != 1)
+		return fail("%s", "bad address");
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	/* Small windows: most of the request stays in the caller's socket. */
+	if (lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(lfd, (void *)&s4, sizeof(s4)) || listen(lfd, 1))
+		return fail("listen: %s", strerror(errno));
+	printf("listening\n");
+	fflush(stdout);
+	fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (fd < 0)
+		return fail("accept: %s", strerror(errno));
+	if (recv_all(fd, &h, sizeof(h)) || be32toh(h.magic) != MAGIC)
+		return fail("%s", "no hello");
+	hello_init(&ans, VERSION);
+	if (send_all(fd, &ans, sizeof(ans)))
+		return fail("%s", "send hello");
+	if (read_request(fd, &a, len) || reply_empty(fd, &a))
+		return 1;
+	sleep(2);
+	if (read_payload(fd, len, 1) || read_request(fd, &b, len) ||
+	    read_payload(fd, len, 2) || reply_empty(fd, &b))
+		return 1;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -521,6 +619,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = argv[1];
+	if (!strcmp(mode, "early_reply") && argc > 4) {
+		ret = do_early_reply(argv[2], argv[3], atol(argv[4]));
+		if (!ret)
+			printf("tcp_peer %s: as expected\n", mode);
+		return ret;
+	}
 	fd = dial(argv[2], argv[3]);
 	if (fd < 0)
 		return fail("connect: %s", strerror(errno));

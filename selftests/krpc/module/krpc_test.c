@@ -29,6 +29,8 @@
  *				call queues and completes after release
  *   timeout			a slow handler: -ETIMEDOUT, late reply dropped
  *   cancel SIZE		cancel a held call: -ECANCELED
+ *   early_reply SIZE		two calls of SIZE bytes to tcp_peer's
+ *				early_reply server, one second apart
  *   inv_hold ROOM		a held call with a reply room of ROOM bytes
  *   inv_cancel			cancel it, and the server answers it
  *   inv_finish			one echo, then the cancelled call must have
@@ -954,6 +956,37 @@ static int cmd_inv_finish(char **argv, int argc)
 	return ret;
 }
 
+/*
+ * Against tcp_peer's early_reply server: call 1 (pattern seed 1) gets its
+ * empty reply before the server read it; a second later call 2 (seed 2)
+ * takes a buffer of the same size.  The server then reads call 1's bytes
+ * and checks them: its pages must not have gone back to the pool.
+ */
+static int cmd_early_reply(char **argv, int argc)
+{
+	struct async_call acs[2] = { { .seed = 1 }, { .seed = 2 } };
+	struct async_ctx ctx;
+	unsigned int i;
+	size_t len;
+	int ret = 0;
+
+	if (!clnt)
+		return -ENOTCONN;
+	if (argc < 2 || kstrtoul(argv[1], 0, &len) || !len)
+		return -EINVAL;
+	async_ctx_init(&ctx, len);
+	ctx.reply_len = 0;
+	for (i = 0; i < 2 && !ret; i++) {
+		if (i)
+			msleep(1000);
+		ret = async_submit(&ctx, &acs[i], M_ECHO, 0, NULL);
+	}
+	ret = async_wait(&ctx, 20) ?: ret;
+	if (!ret)
+		tlog("early reply: both calls completed\n");
+	return ret;
+}
+
 static int expect_status(u32 method, int want)
 {
 	struct krpc_call_args a = { .method = method };
@@ -1335,6 +1368,8 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "early_reply"))
+		return cmd_early_reply(argv, argc);
 	if (!strcmp(argv[0], "inv_hold"))
 		return cmd_inv_hold(argv, argc);
 	if (!strcmp(argv[0], "inv_cancel"))
