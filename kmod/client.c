@@ -98,7 +98,8 @@ static bool may_fall_back(int err)
 }
 
 /* One connection over one transport, up or failed. */
-static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
+static struct krpc_conn *conn_open(struct krpc_client *clnt,
+				   const struct krpc_client_opts *opts,
 				   const struct krpc_transport_ops *ops,
 				   struct net *net, unsigned int depth,
 				   bool cq_poll)
@@ -144,6 +145,9 @@ static struct krpc_conn *conn_open(const struct krpc_client_opts *opts,
 		wait_for_completion(&conn->dead);
 		goto out_put_conn;
 	}
+	/* Under the lock that saw it up: a death from now on is told. */
+	clnt->conn = conn;
+	conn->clnt = clnt;
 	krpc_conn_unlock(conn);
 	return conn;
 
@@ -199,25 +203,22 @@ struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 	clnt = kzalloc(sizeof(*clnt), GFP_KERNEL);
 	if (!clnt)
 		return ERR_PTR(-ENOMEM);
-	conn = conn_open(opts, transport == KRPC_XPRT_TCP ? &krpc_tcp_ops :
-			 &krpc_rdma_ops, net, depth, cq_poll);
+	clnt->ops = opts->ops;
+	clnt->priv = opts->priv;
+	conn = conn_open(clnt, opts, transport == KRPC_XPRT_TCP ?
+			 &krpc_tcp_ops : &krpc_rdma_ops, net, depth, cq_poll);
 	if (IS_ERR(conn) && transport == KRPC_XPRT_AUTO &&
 	    may_fall_back(PTR_ERR(conn))) {
 		pr_info("%pISpc: RDMA connect failed (%ld), trying TCP\n",
 			&opts->addr, PTR_ERR(conn));
 		atomic64_inc(&krpc_stats.tcp_fallbacks);
-		conn = conn_open(opts, &krpc_tcp_ops, net, depth, cq_poll);
+		conn = conn_open(clnt, opts, &krpc_tcp_ops, net, depth,
+				 cq_poll);
 	}
 	if (IS_ERR(conn)) {
 		kfree(clnt);
 		return ERR_CAST(conn);
 	}
-	krpc_conn_lock(conn);
-	clnt->conn = conn;
-	clnt->ops = opts->ops;
-	clnt->priv = opts->priv;
-	conn->clnt = clnt;
-	krpc_conn_unlock(conn);
 	return clnt;
 }
 KRPC_EXPORT(krpc_client_create);

@@ -8,6 +8,7 @@
  */
 #include <linux/slab.h>
 #include <linux/seq_file.h>
+#include <linux/wait_bit.h>
 #include <net/net_namespace.h>
 
 #include "krpc_priv.h"
@@ -214,8 +215,12 @@ void krpc_conn_unlock(struct krpc_conn *conn)
 	LIST_HEAD(run);
 	LIST_HEAD(free);
 	int reset = conn->reset;
+	bool completing = !list_empty(&conn->done_list);
 
 	conn->reset = 0;
+	/* Counted under the lock: the teardown sees it (teardown_done). */
+	if (completing)
+		atomic_inc(&conn->done_running);
 	list_splice_init(&conn->done_list, &done);
 	list_splice_init(&conn->run_list, &run);
 	list_splice_init(&conn->free_list, &free);
@@ -228,6 +233,12 @@ void krpc_conn_unlock(struct krpc_conn *conn)
 		list_del_init(&call->node);
 		krpc_call_run_done(call);
 	}
+	/*
+	 * The connection is alive here: its owner's reference goes only
+	 * after @dead, which waits for this (only the address is used).
+	 */
+	if (completing && atomic_dec_and_test(&conn->done_running))
+		wake_up_var(&conn->done_running);
 	list_for_each_entry_safe(req, tr, &run, node) {
 		list_del_init(&req->node);
 		krpc_req_run(req);
@@ -304,6 +315,13 @@ void krpc_conn_teardown_done(struct krpc_conn *conn)
 		cops = krpc_client_ops_of(clnt);
 	krpc_conn_unlock(conn);
 	complete_all(&conn->up);
+
+	/*
+	 * Completions another context took off done_list (a call's timer:
+	 * nothing of the transport's teardown waits for it) end before the
+	 * owner hears of the end: destroy returns after the last one.
+	 */
+	wait_var_event(&conn->done_running, !atomic_read(&conn->done_running));
 
 	srv = conn->srv;
 	if (srv)

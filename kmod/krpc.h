@@ -146,8 +146,11 @@ enum krpc_cq_mode {
  * struct krpc_client_ops - connection events of a client
  * @disconnected: the connection died (peer gone, error, device removal,
  *	keepalive timeout); @reason is a negative errno.  Called once, in
- *	process context, after every call of the client completed.  May be
- *	NULL.  The client still needs krpc_client_destroy().
+ *	process context, after every call of the client completed; for a
+ *	death right after the connect, possibly before krpc_client_create()
+ *	returned.  May be NULL.  The client still needs
+ *	krpc_client_destroy(), which must not be called from here (it
+ *	waits for this callback to return).
  */
 struct krpc_client_ops {
 	void (*disconnected)(struct krpc_client *clnt, int reason, void *priv);
@@ -225,7 +228,7 @@ typedef void (*krpc_done_fn)(struct krpc_call *call,
  * @req:	request payload; a KRPC_PL_BUF buffer passes to krpc
  * @reply:	optional destination for a reply larger than the inline
  *		size; a KRPC_PL_BUF buffer passes to krpc and comes back as
- *		krpc_result.reply
+ *		krpc_result.reply.  Not the @req buffer (-EINVAL).
  * @reply_max:	largest reply accepted when @reply is empty: if it exceeds
  *		the inline size, krpc takes a pool buffer of that size as the
  *		destination.  0 means the inline size.

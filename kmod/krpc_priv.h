@@ -236,6 +236,8 @@ int krpc_pollers_show(struct seq_file *m, void *unused);
  * @nr_owed:	server side: requests holding a slot in @reqs, each owing
  *		its client a reply (RDMA credit updates, rdma.c)
  * @done_list:	calls whose completion runs at the next krpc_conn_unlock()
+ * @done_running: krpc_conn_unlock()s running completions they took off
+ *		@done_list; the teardown waits for none before @dead
  * @run_list:	NOSLEEP requests to run at the next krpc_conn_unlock()
  * @free_list:	requests to free at the next krpc_conn_unlock() (their
  *		connection reference must not drop under the lock)
@@ -282,6 +284,7 @@ struct krpc_conn {
 	unsigned int nr_owed;
 
 	struct list_head done_list;
+	atomic_t done_running;
 	struct list_head run_list;
 	struct list_head free_list;
 	struct completion up;

@@ -311,6 +311,10 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 		ret = payload_check(conn, &args->reply);
 	if (ret)
 		return ret;
+	/* Both pass to krpc, and each comes back on its own. */
+	if (args->req.type == KRPC_PL_BUF && args->reply.type == KRPC_PL_BUF &&
+	    args->req.buf == args->reply.buf)
+		return -EINVAL;
 	len = args->req.type == KRPC_PL_BUF ? args->req.buf->len : 0;
 	if (len > conn->max_msg)
 		return -EMSGSIZE;

@@ -434,7 +434,8 @@ void krpc_conn_orphan_reqs_locked(struct krpc_conn *conn)
  * @status:	0, or a negative errno (-4095..-1) that the client receives as
  *		its call's status; -EBADRQC is reserved and sent as -EIO
  * @reply:	reply payload from krpc_req_pool(), or NULL; ownership passes
- *		to krpc (dropped if @status is an error)
+ *		to krpc (dropped if @status is an error).  It may be the
+ *		request's payload (krpc_req_payload()), taken or not.
  *
  * Must be called exactly once for each request whose handler returned 0,
  * also for one-way requests (then nothing is sent).  A reply larger than
@@ -451,6 +452,9 @@ int krpc_req_reply(struct krpc_req *req, int status, struct krpc_buf *reply)
 
 	if (status > 0 || status < -KRPC_WS_ERRNO_MAX || status == -EBADRQC)
 		status = -EIO;
+	/* The request's own payload sent back: the reply owns it now. */
+	if (reply && reply == req->payload)
+		req->payload = NULL;
 	if (reply && (reply->pool != conn->pool || !reply->busy)) {
 		WARN_ONCE(1, "krpc: reply buffer is not from the request's pool\n");
 		reply = NULL;
