@@ -12,22 +12,36 @@
 #include "pool.h"
 #include "wire.h"
 
+/* Set once the load-time checks passed: writes then keep the rules. */
+static bool params_loaded;
+
+static int range_parse(const char *val, const struct kernel_param *kp,
+		       unsigned int *v)
+{
+	struct krpc_param *p = kp->arg;
+	int ret;
+
+	ret = kstrtouint(val, 0, v);
+	if (ret)
+		return ret;
+	if (*v < p->min || *v > p->max) {
+		pr_err("%s=%u is outside [%u, %u]\n", kp->name, *v, p->min,
+		       p->max);
+		return -ERANGE;
+	}
+	return 0;
+}
+
 static int range_set(const char *val, const struct kernel_param *kp)
 {
 	struct krpc_param *p = kp->arg;
 	unsigned int v;
 	int ret;
 
-	ret = kstrtouint(val, 0, &v);
-	if (ret)
-		return ret;
-	if (v < p->min || v > p->max) {
-		pr_err("%s=%u is outside [%u, %u]\n", kp->name, v, p->min,
-		       p->max);
-		return -ERANGE;
-	}
-	WRITE_ONCE(p->val, v);
-	return 0;
+	ret = range_parse(val, kp, &v);
+	if (!ret)
+		WRITE_ONCE(p->val, v);
+	return ret;
 }
 
 static int range_get(char *buf, const struct kernel_param *kp)
@@ -42,10 +56,48 @@ static const struct kernel_param_ops range_ops = {
 	.get = range_get,
 };
 
-#define KRPC_PARAM(name, def, lo, hi, perm, desc)			\
+/*
+ * ka_interval_ms and ka_timeout_ms change at run time, each on its own,
+ * and peers are declared dead unless the timeout leaves room for two
+ * keepalives.  At load the pair is checked once (the values may come in
+ * any order); a later write that would break it is refused.  Writes are
+ * serialised by the module's kernel_param_lock.
+ */
+static int ka_set(const char *val, const struct kernel_param *kp)
+{
+	struct krpc_param *p = kp->arg;
+	unsigned int v, ival, tmo;
+	int ret;
+
+	ret = range_parse(val, kp, &v);
+	if (ret)
+		return ret;
+	if (READ_ONCE(params_loaded)) {
+		ival = p == &krpc_param_ka_interval_ms ? v :
+		       krpc_param(ka_interval_ms);
+		tmo = p == &krpc_param_ka_timeout_ms ? v :
+		      krpc_param(ka_timeout_ms);
+		if (tmo < 2 * ival) {
+			pr_err("%s=%u refused: ka_timeout_ms (%u) must stay at least twice ka_interval_ms (%u)\n",
+			       kp->name, v, tmo, ival);
+			return -EINVAL;
+		}
+	}
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static const struct kernel_param_ops ka_ops = {
+	.set = ka_set,
+	.get = range_get,
+};
+
+#define KRPC_PARAM_OPS(name, ops, def, lo, hi, perm, desc)		\
 	struct krpc_param krpc_param_##name = { def, lo, hi };		\
-	module_param_cb(name, &range_ops, &krpc_param_##name, perm);	\
+	module_param_cb(name, &ops, &krpc_param_##name, perm);		\
 	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]")
+#define KRPC_PARAM(name, def, lo, hi, perm, desc)			\
+	KRPC_PARAM_OPS(name, range_ops, def, lo, hi, perm, desc)
 
 KRPC_PARAM(depth, 128, 1, 1024, 0444,
 	   "outstanding calls per connection (slots)");
@@ -65,10 +117,10 @@ KRPC_PARAM(call_timeout_ms, 30000, 10, 3600000, 0644,
 	   "default call timeout");
 KRPC_PARAM(connect_timeout_ms, 5000, 100, 600000, 0644,
 	   "address resolution and connection setup timeout");
-KRPC_PARAM(ka_interval_ms, 1000, 50, 60000, 0644,
-	   "send a keepalive after this long without sending");
-KRPC_PARAM(ka_timeout_ms, 5000, 200, 600000, 0644,
-	   "declare the peer dead after this long without receiving");
+KRPC_PARAM_OPS(ka_interval_ms, ka_ops, 1000, 50, 60000, 0644,
+	       "send a keepalive after this long without sending (at most half ka_timeout_ms)");
+KRPC_PARAM_OPS(ka_timeout_ms, ka_ops, 5000, 200, 600000, 0644,
+	       "declare the peer dead after this long without receiving");
 KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
 	   "pool memory (MiB) one user may have mapped through /dev/krpc, also with CAP_IPC_LOCK");
 KRPC_PARAM(transport, 1, 1, 3, 0644,
@@ -108,6 +160,7 @@ int krpc_params_check(void)
 		pr_err("ka_timeout_ms must be at least twice ka_interval_ms\n");
 		return -EINVAL;
 	}
+	WRITE_ONCE(params_loaded, true);
 	return 0;
 }
 

@@ -47,6 +47,30 @@ ktap_check "depth=12x refused (not a number)" \
 ktap_check "dev_mode=0660 loads" krpc_load dev_mode=0660
 ktap_check "/dev/krpc has mode 0660" test "$(stat -c %a /dev/krpc)" = 660
 ktap_check "parameter reads back" test "$(cat /sys/module/krpc/parameters/dev_mode)" = 0660
+
+# The keepalive pair at run time: the timeout stays at least twice the
+# interval (defaults 1000 and 5000), whichever of the two is written.
+# ka_write PARAM VALUE: 0 if the write was taken.
+ka_write() { echo "$2" > "/sys/module/krpc/parameters/$1" 2>/dev/null; }
+ka_read() { cat "/sys/module/krpc/parameters/$1"; }
+dmesg -C
+ktap_check "ka_interval_ms=2600 refused at run time" \
+	eval '! ka_write ka_interval_ms 2600'
+ktap_check "ka_interval_ms unchanged" test "$(ka_read ka_interval_ms)" = 1000
+ktap_check "the refusal is logged" grep -qF \
+	"ka_interval_ms=2600 refused: ka_timeout_ms (5000) must stay at least twice ka_interval_ms (2600)" \
+	<(dmesg)
+ktap_check "ka_interval_ms=2500 taken" ka_write ka_interval_ms 2500
+ktap_check "ka_timeout_ms=4999 refused" eval '! ka_write ka_timeout_ms 4999'
+ktap_check "ka_timeout_ms unchanged" test "$(ka_read ka_timeout_ms)" = 5000
+ktap_check "ka_timeout_ms=6000 taken" ka_write ka_timeout_ms 6000
 ktap_check "rmmod krpc" krpc_unload
+# At load the pair is checked once, whatever the order of the two.
+ktap_check "ka_interval_ms=5000 ka_timeout_ms=20000 loads" \
+	krpc_load ka_interval_ms=5000 ka_timeout_ms=20000
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "ka_interval_ms=5000 alone refused at load" \
+	expect_refused ka_interval_ms=5000 "Invalid" \
+	"ka_timeout_ms must be at least twice ka_interval_ms"
 ktap_check "nothing left after rmmod" krpc_assert_gone
 ktap_finish
