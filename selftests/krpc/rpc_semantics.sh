@@ -57,6 +57,10 @@ rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
 rpc_check "1000 one-way messages" krpc_test oneway 1000
 rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
+for n in 1000 100000; do
+	rpc_check "one buffer as request and reply refused; replies with the request's own payload ($n B)" \
+		krpc_test samebuf $n
+done
 rpc_check "no RNR NAK or data-path registration; copies as the transport makes them" \
 	krpc_test counters
 ktap_check "connection is over $KRPC_TRANSPORT" \

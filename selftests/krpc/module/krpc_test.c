@@ -29,6 +29,9 @@
  *				call queues and completes after release
  *   timeout			a slow handler: -ETIMEDOUT, late reply dropped
  *   cancel SIZE		cancel a held call: -ECANCELED
+ *   samebuf SIZE		one buffer as request and reply destination
+ *				(-EINVAL), then echoes answered with the
+ *				request's payload itself (method 11)
  *   early_reply SIZE		two calls of SIZE bytes to tcp_peer's
  *				early_reply server, one second apart
  *   inv_hold ROOM		a held call with a reply room of ROOM bytes
@@ -92,6 +95,7 @@ enum {
 	M_NOSLEEP_ECHO,
 	M_BIG,
 	M_GATE,
+	M_ECHO_UNTAKEN,
 };
 
 #define LOG_SIZE	8192
@@ -376,6 +380,13 @@ static int h_getcount(struct krpc_req *req, void *priv)
 	return 0;
 }
 
+/* Echo with the request's payload itself, not taken first. */
+static int h_echo_untaken(struct krpc_req *req, void *priv)
+{
+	krpc_req_reply(req, 0, krpc_req_payload(req));
+	return 0;
+}
+
 /* A reply of the size the request asks for (u32 in the payload). */
 static int h_big(struct krpc_req *req, void *priv)
 {
@@ -408,6 +419,7 @@ static const struct {
 	{ M_NOSLEEP_ECHO, h_echo, KRPC_METHOD_NOSLEEP },
 	{ M_BIG, h_big, 0 },
 	{ M_GATE, h_gate, 0 },
+	{ M_ECHO_UNTAKEN, h_echo_untaken, 0 },
 };
 
 static int parse_addr(const char *s, u16 port, struct sockaddr_storage *ss)
@@ -595,6 +607,48 @@ static int echo_once(u32 method, u32 seed, size_t len)
 	ret = check(res.reply, seed, len);
 	krpc_buf_put(res.reply);
 	return ret;
+}
+
+/*
+ * One buffer as request payload and reply destination: refused, and the
+ * buffer is still the caller's.  Then echoes that the server answers with
+ * the request's own payload, not taken first: each buffer goes back once.
+ */
+static int cmd_samebuf(char **argv, int argc)
+{
+	struct krpc_result res = { .status = INT_MIN };
+	struct krpc_call_args a = { .method = M_ECHO };
+	struct krpc_buf *buf;
+	unsigned int i;
+	size_t len;
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	if (argc < 2 || kstrtoul(argv[1], 0, &len) || !len)
+		return -EINVAL;
+	buf = new_payload(1, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	a.req.type = KRPC_PL_BUF;
+	a.req.buf = buf;
+	a.reply.type = KRPC_PL_BUF;
+	a.reply.buf = buf;
+	a.reply_max = len;
+	ret = krpc_call_sync(clnt, &a, &res);
+	if (ret != -EINVAL || res.status != INT_MIN) {
+		fail("same buffer both ways: %d, want -EINVAL", ret);
+		return -EINVAL;
+	}
+	krpc_buf_put(buf);	/* still ours */
+	for (i = 0; i < 20; i++) {
+		ret = echo_once(M_ECHO_UNTAKEN, i, len);
+		if (ret)
+			return ret;
+	}
+	tlog("same buffer refused; 20 untaken-payload echoes of %zu ok\n",
+	     len);
+	return 0;
 }
 
 static int cmd_echo(char **argv, int argc, u32 method)
@@ -1368,6 +1422,8 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "samebuf"))
+		return cmd_samebuf(argv, argc);
 	if (!strcmp(argv[0], "early_reply"))
 		return cmd_early_reply(argv, argc);
 	if (!strcmp(argv[0], "inv_hold"))
