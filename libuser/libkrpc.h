@@ -108,8 +108,8 @@ int krpc_pool_create(int fd, const char *device, uint32_t buf_size,
  * requests, need free large buffers in the pool for them.
  *
  * Return: 0, or -errno (-EINVAL, -ENODEV, -ENOMEM: over RLIMIT_MEMLOCK or
- * the module's per-user bound; -EINVAL also from a module without
- * KRPC_FEAT_POOL_LARGE).
+ * the module's per-user bound; -E2BIG from a module without
+ * KRPC_FEAT_POOL_LARGE, which does not know the large fields).
  */
 int krpc_pool_create_large(int fd, const char *device, uint32_t buf_size,
 			   uint32_t count, uint32_t large_size,
@@ -125,11 +125,16 @@ int krpc_pool_create_large(int fd, const char *device, uint32_t buf_size,
  */
 int krpc_pool_destroy(int fd, struct krpc_pool *pool);
 
-/* Address of buffer @idx, a large one too. */
+/*
+ * Address of buffer @idx, a large one too; NULL for an index out of range
+ * (KRPC_BUF_NONE among them: a call or request without a buffer).
+ */
 static inline void *krpc_pool_buf(const struct krpc_pool *pool, uint32_t idx)
 {
 	if (idx < pool->count)
 		return (char *)pool->base + (size_t)idx * pool->buf_size;
+	if (idx - pool->count >= pool->large_count)
+		return NULL;
 	return (char *)pool->base + (size_t)pool->count * pool->buf_size +
 	       (size_t)(idx - pool->count) * pool->large_size;
 }

@@ -71,8 +71,13 @@ static int client(struct krpc *k, struct krpc_pool *pool, struct sockaddr_in *sa
 		fprintf(stderr, "krpc-echo: call: %s\n", strerror(-ret));
 		return 1;
 	}
-	printf("%.*s\n", ret, (char *)krpc_pool_buf(pool, reply.buf) + reply.offset);
-	krpc_buf_free(k->fd, pool, &reply.buf, 1);
+	if (reply.buf == KRPC_BUF_NONE) {	/* an empty reply */
+		printf("\n");
+	} else {
+		printf("%.*s\n", ret,
+		       (char *)krpc_pool_buf(pool, reply.buf) + reply.offset);
+		krpc_buf_free(k->fd, pool, &reply.buf, 1);
+	}
 	krpc_buf_free(k->fd, pool, &tx, 1);
 	krpc_close_handle(k->fd, conn);
 	return 0;

@@ -102,6 +102,10 @@ TEST(pool_sizes)
 	EXPECT_EQ(2 * BUF_SIZE + 3 * 4 * BUF_SIZE, pool.length);
 	EXPECT_EQ(4 * BUF_SIZE, krpc_pool_buf_size(&pool, 4));
 	EXPECT_EQ(0, krpc_pool_buf_size(&pool, 5));
+	/* Past the last large buffer, or no buffer at all: no address. */
+	EXPECT_EQ(NULL, krpc_pool_buf(&pool, 5));
+	EXPECT_EQ(NULL, krpc_pool_buf(&pool, KRPC_BUF_NONE));
+	EXPECT_NE(NULL, krpc_pool_buf(&pool, 4));
 	EXPECT_EQ((char *)pool.base + 2 * BUF_SIZE + 2 * 4 * BUF_SIZE,
 		  (char *)krpc_pool_buf(&pool, 4));
 	fill(krpc_pool_buf(&pool, 4), 9, 4 * BUF_SIZE);
