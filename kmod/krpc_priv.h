@@ -376,6 +376,7 @@ struct krpc_call {
 int krpc_rpc_init(void);
 void krpc_rpc_exit(void);
 u32 krpc_call_len(const struct krpc_call *call);
+u32 krpc_call_reply_room(const struct krpc_call *call);
 bool krpc_call_result_locked(struct krpc_call *call, int status,
 			     unsigned int flags, struct krpc_buf *reply);
 void krpc_call_replied_locked(struct krpc_call *call);

@@ -252,8 +252,7 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	struct krpc_buf *buf = call->req.type == KRPC_PL_BUF ? call->req.buf : NULL;
 	struct krpc_buf *rdst = call->reply_dst;
 	u32 len = krpc_call_len(call);
-	/* The peer refuses a region beyond the max_msg of the handshake. */
-	u32 rlen = rdst ? min(rdst->size, conn->max_msg) : 0;
+	u32 rlen = krpc_call_reply_room(call);
 	bool rdv = len > conn->inline_max;
 	unsigned int nreg = rdv + !!rdst, nsge = 1, r = 0;
 	struct ib_reg_wr reg[2];

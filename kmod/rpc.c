@@ -65,6 +65,18 @@ u32 krpc_call_len(const struct krpc_call *call)
 	return call->req.type == KRPC_PL_BUF ? call->req.buf->len : 0;
 }
 
+/*
+ * The room a call offers its reply (0: none, the reply is inline): its
+ * destination buffer up to the connection's max_msg, which the peer
+ * enforces on the offer.  Context: under conn->lock.
+ */
+u32 krpc_call_reply_room(const struct krpc_call *call)
+{
+	if (!call->reply_dst)
+		return 0;
+	return min(call->reply_dst->size, call->conn->max_msg);
+}
+
 static void call_maybe_done_locked(struct krpc_call *call)
 {
 	struct krpc_conn *conn = call->conn;

@@ -154,10 +154,8 @@ static int ktcp_send_call(struct krpc_conn *conn, struct krpc_call *call)
 	krpc_tcp_hdr_init(&hdr, call->flags & KRPC_CALL_ONEWAY ?
 			  KRPC_MSG_ONEWAY : KRPC_MSG_REQUEST, flags,
 			  call->method, call->id, 0, len);
-	/* The peer refuses room beyond the max_msg of the handshake. */
 	if (call->reply_dst)
-		hdr.rep.len = cpu_to_le32(min(call->reply_dst->size,
-					      conn->max_msg));
+		hdr.rep.len = cpu_to_le32(krpc_call_reply_room(call));
 	ret = krpc_tcp_queue_locked(tc, &hdr, sizeof(hdr), buf, len, cctx,
 				    NULL);
 	if (ret)

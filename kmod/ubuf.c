@@ -533,7 +533,7 @@ static struct krpc_upool *upool_create(struct krpc_file *kf,
 out_free:
 	kvfree(up->waiter);
 	kvfree(up->state);
-	kfree_rcu(up, obj.rcu);
+	kfree(up);			/* never had a handle */
 out_unaccount:
 	atomic_long_sub(nr_pages, &user->locked_vm);
 	free_uid(user);

@@ -183,6 +183,37 @@ TEST(alloc_by_class)
 	EXPECT_EQ(0, sh("rmmod krpc"));
 }
 
+/*
+ * krpc loaded, an echo server and a client at depth 4, their pools with
+ * @nr_bufs buffers and @nr_large large ones of @large bytes.  0 or -errno.
+ */
+static int pair_start(struct echo_srv *srv, struct echo_clnt *c,
+		      uint32_t nr_bufs, uint32_t large, uint32_t nr_large)
+{
+	int ret = krpc_insmod("");
+
+	if (ret)
+		return ret;
+	lib_large_size = large;
+	lib_large_count = nr_large;
+	ret = echo_start(srv, PORT, 4, nr_bufs);
+	return ret ? ret : clnt_start(c, TEST_ADDR, PORT, nr_bufs, 0, 4);
+}
+
+/* Client and server gone, every call and file with them, krpc unloaded. */
+static void pair_stop(struct __test_metadata *_metadata,
+		      struct echo_srv *srv, struct echo_clnt *c)
+{
+	clnt_stop(c);
+	EXPECT_EQ(0, echo_stop(srv));
+	lib_large_size = 0;
+	lib_large_count = 0;
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
+
 FIXTURE(large) {
 	struct echo_srv srv;
 	struct echo_clnt c;
@@ -191,24 +222,14 @@ FIXTURE(large) {
 
 FIXTURE_SETUP(large)
 {
-	ASSERT_EQ(0, krpc_insmod(""));
-	lib_large_size = LARGE;
-	lib_large_count = NR_LARGE;
-	ASSERT_EQ(0, echo_start(&self->srv, PORT, 4, NR_BUFS));
-	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, NR_BUFS, 0, 4));
+	ASSERT_EQ(0, pair_start(&self->srv, &self->c, NR_BUFS, LARGE,
+				NR_LARGE));
 	self->copies = krpc_counter("conn_copies");
 }
 
 FIXTURE_TEARDOWN(large)
 {
-	clnt_stop(&self->c);
-	EXPECT_EQ(0, echo_stop(&self->srv));
-	lib_large_size = 0;
-	lib_large_count = 0;
-	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
-	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
-	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
-	EXPECT_EQ(0, sh("rmmod krpc"));
+	pair_stop(_metadata, &self->srv, &self->c);
 }
 
 TEST_F_TIMEOUT(large, echo_byte_for_byte, 600)
@@ -284,22 +305,12 @@ FIXTURE(room) {
 
 FIXTURE_SETUP(room)
 {
-	ASSERT_EQ(0, krpc_insmod(""));
-	lib_large_size = 2 * LARGE;
-	lib_large_count = 4;
-	ASSERT_EQ(0, echo_start(&self->srv, PORT, 4, 16));
-	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, PORT, 16, 0, 4));
+	ASSERT_EQ(0, pair_start(&self->srv, &self->c, 16, 2 * LARGE, 4));
 }
 
 FIXTURE_TEARDOWN(room)
 {
-	clnt_stop(&self->c);
-	EXPECT_EQ(0, echo_stop(&self->srv));
-	lib_large_size = 0;
-	lib_large_count = 0;
-	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
-	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
-	EXPECT_EQ(0, sh("rmmod krpc"));
+	pair_stop(_metadata, &self->srv, &self->c);
 }
 
 TEST_F(room, reply_room_beyond_max_msg)
