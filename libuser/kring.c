@@ -137,6 +137,25 @@ uint64_t krpc_cqe_res2(const struct io_uring_cqe *cqe)
 	return cqe->big_cqe[0];
 }
 
+/*
+ * io_uring_enter() refused our submission (-EEXIST from a thread other
+ * than a SINGLE_ISSUER ring's, -EBUSY, -EAGAIN, -EINTR): the SQE was
+ * flushed to the kernel's tail but not consumed, and the next submit of
+ * the ring would run it, its completion then taken for another sync
+ * command's.  Without SQPOLL the kernel reads SQEs only inside
+ * io_uring_enter(), so it can still be made a NOP that posts nothing.
+ * With SQPOLL the enter only wakes the poller, and fails only when the
+ * poller is gone (-EOWNERDEAD): then nothing runs it either.
+ */
+static void sync_withdraw(struct krpc *k, struct io_uring_sqe *sqe)
+{
+	if (k->ring->flags & IORING_SETUP_SQPOLL)
+		return;
+	io_uring_prep_nop(sqe);
+	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	sqe->user_data = 0;
+}
+
 int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 		  size_t len, uint64_t *res2)
 {
@@ -153,8 +172,10 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 	}
 	krpc_prep_cmd(k, sqe, cmd_op, cmd, len, SYNC_UD);
 	ret = io_uring_submit(k->ring);
-	if (ret < 0)
+	if (ret < 0) {
+		sync_withdraw(k, sqe);
 		return ret;
+	}
 	for (;;) {
 		ret = io_uring_wait_cqe(k->ring, &cqe);
 		if (ret == -EINTR)

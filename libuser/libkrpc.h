@@ -500,6 +500,10 @@ int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
  * @len:	its size
  * @res2:	if not NULL, the second result
  *
+ * A submission the ring refuses (io_uring_enter() fails: -EEXIST from a
+ * thread other than a KRPC_RING_DEFER ring's opener, -EBUSY, -EAGAIN)
+ * is withdrawn: the command never runs, also not with a later submit.
+ *
  * Return: the command's result (>= 0) or -errno.
  */
 int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,

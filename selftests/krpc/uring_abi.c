@@ -338,6 +338,61 @@ TEST_F(abi, bad_handles)
 	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &self->mine, 1));
 }
 
+struct sync_arg {
+	struct krpc *k;
+	struct krpc_cmd_bufs b;
+	int ret;
+};
+
+static void *sync_alloc(void *p)
+{
+	struct sync_arg *a = p;
+
+	a->ret = krpc_cmd_sync(a->k, KRPC_CMD_BUF_ALLOC, &a->b, sizeof(a->b),
+			       NULL);
+	return NULL;
+}
+
+/*
+ * A DEFER_TASKRUN ring refuses another thread's submission (-EEXIST).
+ * The refused command was flushed to the ring: it must not run with the
+ * opener's next submit, nor its completion pass for the opener's.
+ */
+TEST_F(abi, sync_refused_by_the_ring_never_runs)
+{
+	struct sync_arg a = { .b = { .count = 1 } };
+	struct krpc_pool pool;
+	uint32_t bufs[8];
+	struct krpc k2;
+	pthread_t t;
+	int n, b1, b2;
+
+	ASSERT_EQ(0, krpc_open(&k2, 8, KRPC_RING_DEFER));
+	ASSERT_EQ(0, krpc_pool_create(k2.fd, NULL, BUF_SIZE, 8, &pool));
+	/* What a process may take of this pool. */
+	n = krpc_buf_alloc(k2.fd, &pool, bufs, 8);
+	ASSERT_LE(3, n);
+	ASSERT_EQ(0, krpc_buf_free(k2.fd, &pool, bufs, n));
+	a.k = &k2;
+	a.b.pool = pool.handle;
+	b1 = krpc_cmd_sync(&k2, KRPC_CMD_BUF_ALLOC, &a.b, sizeof(a.b), NULL);
+	ASSERT_LE(0, b1);
+	ASSERT_EQ(0, pthread_create(&t, NULL, sync_alloc, &a));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(-EEXIST, a.ret);
+	b2 = krpc_cmd_sync(&k2, KRPC_CMD_BUF_ALLOC, &a.b, sizeof(a.b), NULL);
+	EXPECT_LE(0, b2);
+	EXPECT_NE(b1, b2);
+	/* Two taken by commands, the rest left: nothing else ran. */
+	EXPECT_EQ(n - 2, krpc_buf_alloc(k2.fd, &pool, bufs, 8));
+	EXPECT_EQ(0, krpc_buf_free(k2.fd, &pool, bufs, n - 2));
+	bufs[0] = b1;
+	bufs[1] = b2;
+	EXPECT_EQ(0, krpc_buf_free(k2.fd, &pool, bufs, 2));
+	EXPECT_EQ(0, krpc_pool_destroy(k2.fd, &pool));
+	krpc_close(&k2);
+}
+
 TEST_F(abi, pool_in_use_cannot_be_destroyed)
 {
 	struct krpc_handle_arg ha = { .size = sizeof(ha),
