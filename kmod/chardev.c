@@ -95,7 +95,9 @@ static int krpc_release(struct inode *inode, struct file *file)
  * @usize:	out: the caller's size, for writing back at most that much
  *
  * The size is read once; copy_struct_from_user() zero-fills a shorter
- * structure and rejects a longer one whose unknown tail is not zero.
+ * structure and rejects a longer one whose unknown tail is not zero.  A
+ * size above a page is refused, as clone3() and openat2() do: the tail
+ * check would read up to 4 GiB without rescheduling.
  *
  * Context: process context (ioctl).
  * Return: 0, -EFAULT, -EINVAL (smaller than @min) or -E2BIG.
@@ -107,6 +109,8 @@ int krpc_ioc_copy_in(void *dst, size_t ksize, const void __user *arg, u32 min,
 		return -EFAULT;
 	if (*usize < min)
 		return -EINVAL;
+	if (*usize > PAGE_SIZE)
+		return -E2BIG;
 	return copy_struct_from_user(dst, ksize, arg, *usize);
 }
 

@@ -156,6 +156,17 @@ int krpc_params_check(void)
 		       KRPC_SEG_SIZE);
 		return -EINVAL;
 	}
+	/*
+	 * The device pool's largest buffers are max_msg ones only above
+	 * 64 KiB; at 64 KiB they are the medium class.  Without any, the
+	 * handshake would offer buf_size, which every peer refuses.
+	 */
+	if (max == KRPC_SEG_SIZE && buf < KRPC_SEG_SIZE &&
+	    !krpc_param(pool_medium)) {
+		pr_err("max_msg=%u needs pool_medium > 0 (or buf_size=%u): the pool would have no buffer for a largest message\n",
+		       max, KRPC_SEG_SIZE);
+		return -EINVAL;
+	}
 	if (krpc_param(ka_timeout_ms) < 2 * krpc_param(ka_interval_ms)) {
 		pr_err("ka_timeout_ms must be at least twice ka_interval_ms\n");
 		return -EINVAL;
@@ -164,13 +175,17 @@ int krpc_params_check(void)
 	return 0;
 }
 
+/* Every field: the caller's @cfg may be uninitialised stack. */
 void krpc_params_pool_cfg(struct krpc_pool_cfg *cfg)
 {
-	cfg->small_size = krpc_param(buf_size);
-	cfg->nr_small = krpc_param(pool_small);
-	cfg->nr_medium = krpc_param(pool_medium);
-	cfg->large_size = krpc_param(max_msg);
-	cfg->nr_large = krpc_param(pool_large);
+	*cfg = (struct krpc_pool_cfg) {
+		.small_size = krpc_param(buf_size),
+		.nr_small = krpc_param(pool_small),
+		.nr_medium = krpc_param(pool_medium),
+		.large_size = krpc_param(max_msg),
+		.nr_large = krpc_param(pool_large),
+		.gfp = 0,	/* a kernel pool: not charged, any zone */
+	};
 }
 
 /* Largest payload this side sends inline, before the peer's limit. */

@@ -43,7 +43,13 @@ struct krpc_cm_ctx {
 struct krpc_rdma_listener {
 	struct krpc_cm_ctx ctx;
 	struct krpc_server *srv;
-	struct mutex lock;		/* @id */
+	/*
+	 * @id: taken by unlisten or by a DEVICE_REMOVAL event, whichever
+	 * comes first.  A spinlock, not a mutex: unlisten frees the listener
+	 * right after it took the lock, and a mutex_unlock() may still touch
+	 * the mutex after another task acquired it.
+	 */
+	spinlock_t lock;
 	struct rdma_cm_id *id;
 };
 

@@ -139,20 +139,21 @@ static int rejected(struct krpc_rdma_conn *rc, struct rdma_cm_event *ev)
 	u8 len = 0;
 
 	data = rdma_consumer_reject_data(rc->cm_id, ev, &len);
-	if (!data || len < sizeof(rej)) {
-		pr_info("conn %u: %pISpc refused the connection: %s\n",
-			conn->id, &conn->peer,
-			rdma_reject_msg(rc->cm_id, ev->status));
+	if (data && len >= sizeof(rej))
+		memcpy(&rej, data, sizeof(rej));
+	/* Not krpc's reject (another service, or a failed rdma_accept()). */
+	if (!data || len < sizeof(rej) ||
+	    be32_to_cpu(rej.magic) != KRPC_WIRE_MAGIC) {
+		pr_info_ratelimited("conn %u: %pISpc refused the connection: %s\n",
+				    conn->id, &conn->peer,
+				    rdma_reject_msg(rc->cm_id, ev->status));
 		return -ECONNREFUSED;
 	}
-	memcpy(&rej, data, sizeof(rej));
-	if (be32_to_cpu(rej.magic) != KRPC_WIRE_MAGIC)
-		return -ECONNREFUSED;
 	reason = le16_to_cpu(rej.reason);
-	pr_info("conn %u: %pISpc rejected the handshake: %s (value %u, peer speaks version %u)\n",
-		conn->id, &conn->peer,
-		krpc_wire_reject_name(reason),
-		le32_to_cpu(rej.value), le16_to_cpu(rej.version));
+	pr_info_ratelimited("conn %u: %pISpc rejected the handshake: %s (value %u, peer speaks version %u)\n",
+			    conn->id, &conn->peer,
+			    krpc_wire_reject_name(reason),
+			    le32_to_cpu(rej.value), le16_to_cpu(rej.version));
 	return krpc_wire_reject_errno(reason);
 }
 
@@ -280,8 +281,8 @@ static int client_established(struct krpc_rdma_conn *rc,
 	if (!ret && v.depth > conn->max_depth)
 		ret = -EINVAL;
 	if (ret) {
-		pr_err("conn %u: bad handshake answer from %pISpc (%d)\n",
-		       conn->id, &conn->peer, ret);
+		pr_err_ratelimited("conn %u: bad handshake answer from %pISpc (%d)\n",
+				   conn->id, &conn->peer, ret);
 		return -EPROTO;
 	}
 	local_limits(rc, &inline_max, &max_msg, &recv_size);
@@ -526,15 +527,18 @@ static int listener_event(struct krpc_rdma_listener *l, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return listener_connect(l, id, ev);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/* Our device is going: let rdma_cm destroy the listener. */
-		mutex_lock(&l->lock);
+		/*
+		 * Our device is going: let rdma_cm destroy the listener.  The
+		 * address is logged first: once @l->id is NULL, an unlisten
+		 * that takes the lock next frees @l without waiting for us.
+		 */
+		pr_info("listener on %pISpc lost its device\n", &l->srv->addr);
+		spin_lock(&l->lock);
 		if (l->id == id) {
 			l->id = NULL;
 			ret = 1;
-			pr_info("listener on %pISpc lost its device\n",
-				&l->srv->addr);
 		}
-		mutex_unlock(&l->lock);
+		spin_unlock(&l->lock);
 		return ret;
 	default:
 		return 0;
@@ -563,7 +567,7 @@ int krpc_rdma_listen(struct krpc_server *srv)
 		return -ENOMEM;
 	l->ctx.listener = true;
 	l->srv = srv;
-	mutex_init(&l->lock);
+	spin_lock_init(&l->lock);
 	id = rdma_create_id(srv->net, cm_handler, &l->ctx, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -593,10 +597,10 @@ void krpc_rdma_unlisten(struct krpc_server *srv)
 	struct krpc_rdma_listener *l = srv->xprt;
 	struct rdma_cm_id *id;
 
-	mutex_lock(&l->lock);
+	spin_lock(&l->lock);
 	id = l->id;
 	l->id = NULL;
-	mutex_unlock(&l->lock);
+	spin_unlock(&l->lock);
 	/* Waits for running handlers, CONNECT_REQUESTs included. */
 	if (id)
 		rdma_destroy_id(id);

@@ -65,28 +65,27 @@ int krpc_ubuf_device_add(struct ib_device *ibdev)
 	return 0;
 }
 
+/* upool_release() took a pool off its device's list. */
+static DECLARE_WAIT_QUEUE_HEAD(udev_release_wq);
+
 /*
  * The next user pool still on @d, with a reference, taken off the device's
- * list; NULL when none is left.  A pool whose last reference is already
- * gone is taken off too: its release is queued on krpc_wq (*@dying), and
- * frees @up as soon as it sees it off the list (upool_release()), so @up
- * is only read while it is on the list.
+ * list; NULL when only pools whose last reference is gone are left.  Those
+ * stay on the list until their release has unmapped them: the release is
+ * queued on krpc_wq, or is about to be (kref_put() got to zero), and takes
+ * @up off the list once done (upool_release()).  @up is only read while
+ * it is on the list.
  */
-static struct krpc_pool *udev_next_pool(struct udev *d, bool *dying)
+static struct krpc_pool *udev_next_pool(struct udev *d)
 {
 	struct krpc_upool *up;
-	struct krpc_pool *pool;
-	bool got;
 
 	lockdep_assert_held(&udevs_lock);
-	while (!list_empty(&d->pools)) {
-		up = list_first_entry(&d->pools, struct krpc_upool, kdev_node);
-		pool = up->pool;
-		got = krpc_pool_tryget(pool);
-		list_del_init(&up->kdev_node);
-		if (got)
-			return pool;
-		*dying = true;
+	list_for_each_entry(up, &d->pools, kdev_node) {
+		if (krpc_pool_tryget(up->pool)) {
+			list_del_init(&up->kdev_node);
+			return up->pool;
+		}
 	}
 	return NULL;
 }
@@ -101,14 +100,14 @@ static struct krpc_pool *udev_next_pool(struct udev *d, bool *dying)
  * now, while the device exists, and it hands out no buffer from now on
  * (new connections and calls on it fail).  The processes keep their
  * mappings of the pages, which stay valid memory until the pool is freed.
+ * Pools already on their way out are waited for: their release unmaps.
  *
- * Context: process context; sleeps.
+ * Context: process context, not krpc_wq; sleeps.
  */
 void krpc_ubuf_device_remove(struct ib_device *ibdev)
 {
 	struct krpc_pool *pool;
 	struct udev *d, *found = NULL;
-	bool dying = false;
 
 	mutex_lock(&udevs_lock);
 	list_for_each_entry(d, &udevs, node) {
@@ -118,17 +117,20 @@ void krpc_ubuf_device_remove(struct ib_device *ibdev)
 			break;
 		}
 	}
-	while (found && (pool = udev_next_pool(found, &dying))) {
+	while (found && (pool = udev_next_pool(found))) {
 		mutex_unlock(&udevs_lock);
 		krpc_pool_kill(pool);
 		krpc_pool_put(pool);
 		mutex_lock(&udevs_lock);
 	}
 	mutex_unlock(&udevs_lock);
+	if (!found)
+		return;
+	wait_event(udev_release_wq, list_empty_careful(&found->pools));
+	/* The last release left the list under the lock: let it finish. */
+	mutex_lock(&udevs_lock);
+	mutex_unlock(&udevs_lock);
 	kfree(found);
-	/* Releases that lost the race above unmap before the device goes. */
-	if (dying)
-		flush_workqueue(krpc_wq);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -184,10 +186,12 @@ static void upool_release(struct krpc_pool *pool)
 {
 	struct krpc_upool *up = to_upool(pool);
 
+	/* Unmapped already (pool_free_work()): the device may go now. */
 	if (!list_empty_careful(&up->kdev_node)) {
 		mutex_lock(&udevs_lock);
 		list_del_init(&up->kdev_node);
 		mutex_unlock(&udevs_lock);
+		wake_up_all(&udev_release_wq);
 	}
 	atomic_long_sub(up->charged, &up->user->locked_vm);
 	free_uid(up->user);
@@ -564,14 +568,15 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 	up = upool_create(kf, &pc);
 	if (IS_ERR(up))
 		return PTR_ERR(up);
-	ret = krpc_uobj_add(kf, &up->obj, KRPC_UOBJ_POOL, upool_free);
+	/* @up may be destroyed and freed as soon as it has a handle. */
+	ret = krpc_uobj_add(kf, &up->obj, KRPC_UOBJ_POOL, upool_free,
+			    &pc.handle);
 	if (ret) {
 		krpc_pool_put(up->pool);
 		return ret;
 	}
 	pc.size = min_t(u32, usize, sizeof(pc));
-	pc.handle = up->obj.handle;
-	pc.mmap_offset = (u64)up->obj.handle << 32;
+	pc.mmap_offset = (u64)pc.handle << 32;
 	pc.mmap_length = upool_length(&pc);
 	if (copy_to_user(arg, &pc, pc.size)) {
 		/* The handle exists; the caller cannot know it: undo. */
@@ -669,6 +674,33 @@ out_free:
 }
 
 /*
+ * A mapping holds the pool: its pages stay allocated while mapped (each
+ * mapped page holds a reference of its own), and so must the locked_vm
+ * charge for them, which the pool's release gives back.  A pool destroyed
+ * while mapped is released at the last munmap.  open() runs for every
+ * copy of the vma (split, MADV_DOFORK then fork), close() for every one
+ * that goes.  Context: process context, mmap_lock held.
+ */
+static void upool_vm_open(struct vm_area_struct *vma)
+{
+	struct krpc_upool *up = vma->vm_private_data;
+
+	krpc_pool_get(up->pool);
+}
+
+static void upool_vm_close(struct vm_area_struct *vma)
+{
+	struct krpc_upool *up = vma->vm_private_data;
+
+	krpc_pool_put(up->pool);
+}
+
+static const struct vm_operations_struct upool_vm_ops = {
+	.open	= upool_vm_open,
+	.close	= upool_vm_close,
+};
+
+/*
  * Map the whole pool, shared, at its exact offset (checked by the
  * caller) and length.  Context: mmap(), mmap_lock held for writing.
  */
@@ -684,5 +716,11 @@ int krpc_upool_mmap(struct krpc_upool *up, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTCOPY | VM_DONTDUMP);
 	ret = vm_insert_pages(vma, vma->vm_start, up->pages, &nr);
-	return ret;
+	if (ret)
+		return ret;
+	/* Only a mapping that exists gets close(): the reference last. */
+	vma->vm_private_data = up;
+	vma->vm_ops = &upool_vm_ops;
+	krpc_pool_get(up->pool);
+	return 0;
 }

@@ -268,6 +268,7 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	struct krpc_uconn *uconn;
 	struct krpc_client *clnt;
 	struct krpc_upool *up;
+	u32 handle;
 	int ret;
 
 	if (c->reserved0 || c->reserved1 || c->reserved)
@@ -319,13 +320,14 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		*res2 = info.transport;
 	}
 	uconn->clnt = clnt;
-	ret = krpc_uobj_add(kf, &uconn->obj, KRPC_UOBJ_CONN, uconn_free);
+	ret = krpc_uobj_add(kf, &uconn->obj, KRPC_UOBJ_CONN, uconn_free,
+			    &handle);
 	if (ret) {
 		krpc_client_destroy(clnt);
 		uconn->clnt = NULL;
 		goto out_free;
 	}
-	return uconn->obj.handle;
+	return handle;
 
 out_free:
 	atomic_dec(&up->users);

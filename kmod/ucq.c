@@ -293,14 +293,14 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 	if (ret)
 		goto out_free;
 	cq->obj.kf = kf;
-	ret = krpc_uobj_add(kf, &cq->obj, KRPC_UOBJ_CQ, ucq_free);
+	/* @cq may be closed and freed as soon as it has a handle. */
+	cc.mmap_length = cq->len;
+	ret = krpc_uobj_add(kf, &cq->obj, KRPC_UOBJ_CQ, ucq_free, &cc.handle);
 	if (ret)
 		goto out_close;
 
 	cc.size = min_t(u32, usize, sizeof(cc));
-	cc.handle = cq->obj.handle;
-	cc.mmap_offset = (u64)cq->obj.handle << 32;
-	cc.mmap_length = cq->len;
+	cc.mmap_offset = (u64)cc.handle << 32;
 	if (copy_to_user(arg, &cc, cc.size)) {
 		/* The handle is live: CLOSE or release reclaims it. */
 		return -EFAULT;

@@ -129,13 +129,19 @@ void krpc_ufile_destroy(struct krpc_file *kf)
  * @obj:	the object; its reference becomes the table's
  * @type:	KRPC_UOBJ_*
  * @free:	destructor run at the last reference
+ * @handle:	receives the handle
+ *
+ * Once added, another thread of the process may close the handle and free
+ * @obj at any time: the caller reads nothing of @obj after this returns 0
+ * (*@handle is the handle to report).
  *
  * Context: process context; takes kf->lock.
- * Return: 0 (obj->handle set), -EMFILE (too many objects), -ESHUTDOWN
- * (file being released) or -ENOMEM.
+ * Return: 0, -EMFILE (too many objects), -ESHUTDOWN (file being released)
+ * or -ENOMEM.
  */
 int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
-		  unsigned int type, void (*free)(struct krpc_uobj *obj))
+		  unsigned int type, void (*free)(struct krpc_uobj *obj),
+		  u32 *handle)
 {
 	u32 id;
 	int ret;
@@ -155,6 +161,7 @@ int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
 				      &kf->next_handle, GFP_KERNEL_ACCOUNT);
 		if (ret >= 0) {
 			obj->handle = id;
+			*handle = id;
 			kf->nr_objs++;
 			ret = 0;
 		}

@@ -138,7 +138,8 @@ struct krpc_file {
 struct krpc_file *krpc_ufile_create(struct file *file);
 void krpc_ufile_destroy(struct krpc_file *kf);
 int krpc_uobj_add(struct krpc_file *kf, struct krpc_uobj *obj,
-		  unsigned int type, void (*free)(struct krpc_uobj *obj));
+		  unsigned int type, void (*free)(struct krpc_uobj *obj),
+		  u32 *handle);
 struct krpc_uobj *krpc_uobj_get(struct krpc_file *kf, u32 handle,
 				unsigned int type);
 void krpc_uobj_put(struct krpc_uobj *obj);

@@ -490,14 +490,15 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 		if (ret)
 			goto out_shutdown;
 	}
-	ret = krpc_uobj_add(kf, &us->obj, KRPC_UOBJ_SERVER, userver_free);
+	/* @us may be closed and freed as soon as it has a handle. */
+	l.desc_length = us->desc_len;
+	ret = krpc_uobj_add(kf, &us->obj, KRPC_UOBJ_SERVER, userver_free,
+			    &l.handle);
 	if (ret)
 		goto out_shutdown;
 
 	l.size = min_t(u32, usize, sizeof(l));
-	l.handle = us->obj.handle;
-	l.desc_offset = (u64)us->obj.handle << 32;
-	l.desc_length = us->desc_len;
+	l.desc_offset = (u64)l.handle << 32;
 	if (copy_to_user(arg, &l, l.size)) {
 		struct krpc_uobj *obj = krpc_uobj_remove(kf, l.handle,
 							 KRPC_UOBJ_SERVER);

@@ -101,6 +101,29 @@ TEST_F(dev, info_extensible_struct)
 	EXPECT_EQ(E2BIG, errno);
 }
 
+/* A zero tail up to a page is taken; any size above a page is not. */
+TEST_F(dev, info_size_at_most_a_page)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct krpc_info *info;
+
+	info = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, info);
+	info->size = page;
+	ASSERT_EQ(0, ioctl(self->fd, KRPC_IOC_GET_INFO, info));
+	EXPECT_EQ(sizeof(struct krpc_info), info->size);
+	memset(info, 0, sizeof(*info));
+	info->size = page + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, KRPC_IOC_GET_INFO, info));
+	EXPECT_EQ(E2BIG, errno);
+	memset(info, 0, sizeof(*info));
+	info->size = 0xffffffff;
+	EXPECT_EQ(-1, ioctl(self->fd, KRPC_IOC_GET_INFO, info));
+	EXPECT_EQ(E2BIG, errno);
+	munmap(info, 2 * page);
+}
+
 TEST_F(dev, info_bad_pointer)
 {
 	EXPECT_EQ(-1, ioctl(self->fd, KRPC_IOC_GET_INFO, (void *)8));

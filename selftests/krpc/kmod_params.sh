@@ -72,5 +72,13 @@ ktap_check "rmmod krpc" krpc_unload
 ktap_check "ka_interval_ms=5000 alone refused at load" \
 	expect_refused ka_interval_ms=5000 "Invalid" \
 	"ka_timeout_ms must be at least twice ka_interval_ms"
+# 64 KiB messages live in the medium class: a pool without one has no
+# buffer for them, and every handshake would fail.
+ktap_check "max_msg=65536 pool_medium=0 refused" \
+	expect_refused "max_msg=65536 pool_medium=0" "Invalid" \
+	"max_msg=65536 needs pool_medium > 0"
+ktap_check "max_msg=65536 pool_medium=0 buf_size=65536 loads" \
+	krpc_load max_msg=65536 pool_medium=0 buf_size=65536
+ktap_check "rmmod krpc" krpc_unload
 ktap_check "nothing left after rmmod" krpc_assert_gone
 ktap_finish

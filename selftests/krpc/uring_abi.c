@@ -393,6 +393,53 @@ TEST_F(abi, sync_refused_by_the_ring_never_runs)
 	krpc_close(&k2);
 }
 
+/*
+ * A pool's pages are charged to its user's locked memory for as long as
+ * they exist: a pool destroyed while still mapped keeps its charge until
+ * the munmap, so destroy-without-munmap cannot get past upool_max_mb.
+ */
+TEST_F(abi, destroyed_pool_stays_charged_while_mapped)
+{
+	struct krpc_handle_arg ha = { .size = sizeof(ha) };
+	struct krpc_pool pools[16], extra;
+	unsigned int n = 0, i;
+	long long live;
+	int ret;
+
+	/* 20 MiB for root's pools: the fixture's 12, then 1 MiB ones */
+	ASSERT_EQ(0, sh("echo 20 > /sys/module/krpc/parameters/upool_max_mb"));
+	while (n < 16) {
+		ret = krpc_pool_create(self->c.k.fd, NULL, BUF_SIZE, 16,
+				       &pools[n]);
+		if (ret)
+			break;
+		n++;
+	}
+	ASSERT_EQ(-ENOMEM, ret);
+	ASSERT_LE(1, n);
+	/*
+	 * Destroyed, still mapped: not released (its release, queued on a
+	 * work queue, had half a second to run), still charged.
+	 */
+	live = krpc_counter("pools");
+	ha.handle = pools[n - 1].handle;
+	ASSERT_EQ(0, ioctl(self->c.k.fd, KRPC_IOC_POOL_DESTROY, &ha));
+	EXPECT_EQ(live, krpc_counter_wait("pools", live - 1, 500));
+	EXPECT_EQ(-ENOMEM, krpc_pool_create(self->c.k.fd, NULL, BUF_SIZE, 16,
+					    &extra));
+	/* Its pages are still there and still ours. */
+	memset(pools[n - 1].base, 0x5a, pools[n - 1].length);
+	/* Unmapped: released, and the charge is back. */
+	ASSERT_EQ(0, munmap(pools[n - 1].base, pools[n - 1].length));
+	EXPECT_EQ(live - 1, krpc_counter_wait("pools", live - 1, 5000));
+	ret = krpc_pool_create(self->c.k.fd, NULL, BUF_SIZE, 16, &extra);
+	EXPECT_EQ(0, ret);
+	if (!ret)
+		EXPECT_EQ(0, krpc_pool_destroy(self->c.k.fd, &extra));
+	for (i = 0; i + 1 < n; i++)
+		EXPECT_EQ(0, krpc_pool_destroy(self->c.k.fd, &pools[i]));
+}
+
 TEST_F(abi, pool_in_use_cannot_be_destroyed)
 {
 	struct krpc_handle_arg ha = { .size = sizeof(ha),
