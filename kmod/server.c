@@ -440,10 +440,13 @@ void krpc_conn_orphan_reqs_locked(struct krpc_conn *conn)
  * Must be called exactly once for each request whose handler returned 0,
  * also for one-way requests (then nothing is sent).  A reply larger than
  * krpc_req_reply_max() fails the call at the client with -EMSGSIZE.
+ * A second call for the same request is a bug that cannot be caught
+ * reliably: the request may be freed by the time it returns.  While its
+ * reply is still queued, the second call warns and returns -EALREADY.
  *
  * Context: any context; does not sleep.
- * Return: 0, -EALREADY (second reply), -EINVAL (foreign buffer; the client
- * receives -EIO) or -ENOTCONN (connection gone; the reply was dropped).
+ * Return: 0, -EINVAL (foreign buffer; the client receives -EIO) or
+ * -ENOTCONN (connection gone; the reply was dropped).
  */
 int krpc_req_reply(struct krpc_req *req, int status, struct krpc_buf *reply)
 {

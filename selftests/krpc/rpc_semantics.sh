@@ -69,6 +69,9 @@ ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
 rpc_check "unanswered timeouts on half the slots reset the connection" \
 	krpc_test zombies
 rpc_check "client disconnects" krpc_test disconnect
+rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+rpc_check "destroy waits for the completion a call's timer is running" \
+	krpc_test destroy_in_done
 
 # Handshake with a protocol version the server does not speak.
 echo 99 > /sys/kernel/debug/krpc/fault_proto_version

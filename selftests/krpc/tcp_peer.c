@@ -35,10 +35,12 @@
  *				ADDR:PORT; prints "listening"): for the
  *				first request, of LEN bytes, it reads the
  *				header only and replies at once, then waits
- *				2 s before it reads the payload, which must
- *				still be the caller's (krpc_test's pattern,
- *				seed 1: the pages may not have been refilled
- *				for another call meanwhile); a second request
+ *				2 s (sending keepalives) before it reads
+ *				the payload (its last EARLY_TAIL bytes a
+ *				page every 10 ms), which
+ *				must still be the caller's (krpc_test's
+ *				pattern, seed 1: the pages may not have been
+ *				refilled meanwhile); a second request
  *				(seed 2) is read and answered; closed
  *
  * flood and noreader print "port N", their local port, first: the server's
@@ -74,6 +76,7 @@
 #define M_GATE		10
 #define FLOOD_LEN	512
 #define BIG_REPLY	65536
+#define EARLY_TAIL	262144	/* early_reply: read slowly */
 #define F_RDV_REPLY	0x02
 
 struct hello {
@@ -528,13 +531,48 @@ static uint8_t kpattern(uint32_t seed, size_t i)
 }
 
 /* Read a request of @len bytes and check it against pattern @seed. */
-static int read_payload(int fd, size_t len, uint32_t seed)
+/* What a live server sends when it has nothing else to say. */
+static int send_keepalive(int fd)
+{
+	struct hdr k;
+
+	memset(&k, 0, sizeof(k));
+	k.type = T_KEEPALIVE;
+	return send_all(fd, &k, sizeof(k)) ? fail("%s", "send keepalive") : 0;
+}
+
+/* Read nothing for @ms, with a keepalive every 250 ms. */
+static int idle_alive(int fd, unsigned int ms)
+{
+	for (; ms >= 250; ms -= 250) {
+		usleep(250000);
+		if (send_keepalive(fd))
+			return 1;
+	}
+	usleep(ms * 1000);
+	return 0;
+}
+
+/*
+ * @len bytes of pattern @seed; the last @tail bytes a page every 10 ms
+ * (with a keepalive every 16 pages), so that the caller's socket holds
+ * the end of the message for a while.
+ */
+static int read_payload(int fd, size_t len, uint32_t seed, size_t tail)
 {
 	static uint8_t buf[65536];
-	size_t off = 0, n, i;
+	size_t off = 0, n, i, pages = 0;
 
 	while (off < len) {
 		n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+		if (len - off <= tail) {
+			n = n < 4096 ? n : 4096;
+			usleep(10000);
+			if (!(pages++ % 16) && send_keepalive(fd))
+				return 1;
+		} else if (len - off - n < tail) {
+			n = len - off - tail;
+		}
 		if (recv_all(fd, buf, n))
 			return fail("%s", "payload cut short");
 		for (i = 0; i < n; i++)
@@ -599,11 +637,12 @@ static int do_early_reply(const char *addr, const char *port, size_t len)
 	hello_init(&ans, VERSION);
 	if (send_all(fd, &ans, sizeof(ans)))
 		return fail("%s", "send hello");
-	if (read_request(fd, &a, len) || reply_empty(fd, &a))
+	if (read_request(fd, &a, len) || reply_empty(fd, &a) ||
+	    idle_alive(fd, 2000))
 		return 1;
-	sleep(2);
-	if (read_payload(fd, len, 1) || read_request(fd, &b, len) ||
-	    read_payload(fd, len, 2) || reply_empty(fd, &b))
+	if (read_payload(fd, len, 1, EARLY_TAIL) ||
+	    read_request(fd, &b, len) || read_payload(fd, len, 2, 0) ||
+	    reply_empty(fd, &b))
 		return 1;
 	close(fd);
 	return 0;

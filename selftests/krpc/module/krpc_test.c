@@ -32,8 +32,12 @@
  *   samebuf SIZE		one buffer as request and reply destination
  *				(-EINVAL), then echoes answered with the
  *				request's payload itself (method 11)
+ *   destroy_in_done		a call times out and its completion spins;
+ *				krpc_client_destroy() must wait for it
  *   early_reply SIZE		two calls of SIZE bytes to tcp_peer's
- *				early_reply server, one second apart
+ *				early_reply server, one second apart, every
+ *				free buffer of SIZE overwritten until both
+ *				complete
  *   inv_hold ROOM		a held call with a reply room of ROOM bytes
  *   inv_cancel			cancel it, and the server answers it
  *   inv_finish			one echo, then the cancelled call must have
@@ -1013,14 +1017,21 @@ static int cmd_inv_finish(char **argv, int argc)
 /*
  * Against tcp_peer's early_reply server: call 1 (pattern seed 1) gets its
  * empty reply before the server read it; a second later call 2 (seed 2)
- * takes a buffer of the same size.  The server then reads call 1's bytes
- * and checks them: its pages must not have gone back to the pool.
+ * takes a buffer of the same size.  Until both complete, every few
+ * milliseconds every free buffer the pool has for that size is taken and
+ * overwritten: a request buffer that went back early is overwritten while
+ * its tail still waits in the socket.  The server reads call 1's bytes,
+ * the tail slowly, and checks them.
  */
+#define EARLY_HELD	64
+
 static int cmd_early_reply(char **argv, int argc)
 {
 	struct async_call acs[2] = { { .seed = 1 }, { .seed = 2 } };
+	struct krpc_buf **held;
+	unsigned long deadline;
+	unsigned int i, n, refills = 0;
 	struct async_ctx ctx;
-	unsigned int i;
 	size_t len;
 	int ret = 0;
 
@@ -1028,6 +1039,9 @@ static int cmd_early_reply(char **argv, int argc)
 		return -ENOTCONN;
 	if (argc < 2 || kstrtoul(argv[1], 0, &len) || !len)
 		return -EINVAL;
+	held = kcalloc(EARLY_HELD, sizeof(*held), GFP_KERNEL);
+	if (!held)
+		return -ENOMEM;
 	async_ctx_init(&ctx, len);
 	ctx.reply_len = 0;
 	for (i = 0; i < 2 && !ret; i++) {
@@ -1035,9 +1049,27 @@ static int cmd_early_reply(char **argv, int argc)
 			msleep(1000);
 		ret = async_submit(&ctx, &acs[i], M_ECHO, 0, NULL);
 	}
+	deadline = jiffies + 20 * slow * HZ;
+	/* pending stays 1 (the submitter's) once both calls completed */
+	while (!ret && atomic_read(&ctx.pending) > 1 &&
+	       time_before(jiffies, deadline)) {
+		for (n = 0; n < EARLY_HELD; n++) {
+			held[n] = krpc_buf_get(krpc_client_pool(clnt), len,
+					       GFP_NOWAIT);
+			if (IS_ERR(held[n]))
+				break;
+			memset(krpc_buf_data(held[n]), 0xa5, len);
+		}
+		while (n)
+			krpc_buf_put(held[--n]);
+		refills++;
+		usleep_range(5000, 10000);
+	}
+	kfree(held);
 	ret = async_wait(&ctx, 20) ?: ret;
 	if (!ret)
-		tlog("early reply: both calls completed\n");
+		tlog("early reply: both calls completed, %u refills\n",
+		     refills);
 	return ret;
 }
 
@@ -1188,6 +1220,93 @@ static int cmd_zombies(char **argv, int argc)
 	if (!ret)
 		tlog("%u unanswered timeouts reset the connection\n", n);
 	return ret;
+}
+
+/*
+ * A call's timer runs its completion (softirq, from call_timeout()); a
+ * krpc_client_destroy() that starts meanwhile must not return before that
+ * completion has: its owner may free what the callback uses right after.
+ * The callback starts the destroy on another CPU (this one is held by the
+ * callback's softirq) and spins until it started, and a second more.
+ */
+static struct {
+	struct work_struct work;
+	struct completion done;
+	atomic_t state;		/* 1: in the callback, 2: returned */
+	atomic_t destroying;
+	int state_at_return;
+	unsigned int ms;
+} tdone;
+
+static void tdone_destroy(struct work_struct *work)
+{
+	unsigned long t0 = jiffies;
+
+	atomic_set(&tdone.destroying, 1);
+	krpc_client_destroy(clnt);
+	tdone.state_at_return = atomic_read(&tdone.state);
+	tdone.ms = jiffies_to_msecs(jiffies - t0);
+	complete(&tdone.done);
+}
+
+static void tdone_cb(struct krpc_call *call, const struct krpc_result *res,
+		     void *priv)
+{
+	unsigned int ms, cpu;
+
+	if (res->status != -ETIMEDOUT) {	/* the test failed already */
+		atomic_set(&tdone.state, 2);
+		return;
+	}
+	atomic_set(&tdone.state, 1);
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		queue_work_on(cpu, system_wq, &tdone.work);
+	for (ms = 0; ms < 5000 && !atomic_read(&tdone.destroying); ms++)
+		mdelay(1);
+	mdelay(1000);
+	atomic_set(&tdone.state, 2);
+}
+
+static int cmd_destroy_in_done(char **argv, int argc)
+{
+	struct krpc_call_args a = {
+		.method = M_HOLD, .timeout_ms = 50 * slow, .done = tdone_cb,
+	};
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	if (num_online_cpus() < 2) {
+		fail("%s", "needs two CPUs");
+		return -EOPNOTSUPP;
+	}
+	INIT_WORK(&tdone.work, tdone_destroy);
+	init_completion(&tdone.done);
+	atomic_set(&tdone.state, 0);
+	atomic_set(&tdone.destroying, 0);
+	ret = krpc_call_async(clnt, &a, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&tdone.done, 20 * slow * HZ)) {
+		fail("%s", "the call's timer never started the destroy");
+		flush_work(&tdone.work);
+		if (completion_done(&tdone.done))
+			clnt = NULL;
+		client_stop();
+		release_held(0);
+		return -ETIMEDOUT;
+	}
+	clnt = NULL;
+	release_held(0);
+	if (tdone.state_at_return != 2) {
+		fail("destroy returned after %u ms, the timer's completion still running",
+		     tdone.ms);
+		return -EINVAL;
+	}
+	tlog("destroy returned after %u ms, after the completion\n",
+	     tdone.ms);
+	return 0;
 }
 
 static int cmd_counters(char **argv, int argc)
@@ -1442,6 +1561,8 @@ static int run_cmd(char *line)
 		return cmd_toobig(argv, argc);
 	if (!strcmp(argv[0], "zombies"))
 		return cmd_zombies(argv, argc);
+	if (!strcmp(argv[0], "destroy_in_done"))
+		return cmd_destroy_in_done(argv, argc);
 	if (!strcmp(argv[0], "counters"))
 		return cmd_counters(argv, argc);
 	if (!strcmp(argv[0], "storm_start"))
