@@ -274,7 +274,13 @@ static int poller_fn(void *data)
 			__set_current_state(TASK_RUNNING);
 		}
 		mutex_unlock(&p->lock);
-		cond_resched();
+		/*
+		 * Under steady traffic the poller never sleeps, and a plain
+		 * cond_resched() gives RCU Tasks no quiescent state: tracing
+		 * and BPF detach (synchronize_rcu_tasks()) would wait for the
+		 * traffic to stop.  As threaded NAPI does.
+		 */
+		cond_resched_tasks_rcu_qs();
 	}
 	return 0;
 }
