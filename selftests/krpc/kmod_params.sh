@@ -11,11 +11,11 @@ krpc_loaded && ktap_skip_all "krpc already loaded"
 # "Numerical result out of range") and the kernel log names the problem.
 expect_refused() {
 	local out
-	dmesg -C
+	klog_mark
 	out=$(krpc_load "$1" 2>&1) && { krpc_unload; log "loaded with $1"; return 1; }
 	log "$out"
 	grep -qF "$2" <<< "$out" || { log "not '$2'"; return 1; }
-	grep -qF "$3" <(dmesg) || { log "no log line '$3'"; return 1; }
+	grep -qF "$3" <(klog_since) || { log "no log line '$3'"; return 1; }
 	krpc_assert_gone
 }
 
@@ -53,13 +53,13 @@ ktap_check "parameter reads back" test "$(cat /sys/module/krpc/parameters/dev_mo
 # ka_write PARAM VALUE: 0 if the write was taken.
 ka_write() { echo "$2" > "/sys/module/krpc/parameters/$1" 2>/dev/null; }
 ka_read() { cat "/sys/module/krpc/parameters/$1"; }
-dmesg -C
+klog_mark
 ktap_check "ka_interval_ms=2600 refused at run time" \
 	eval '! ka_write ka_interval_ms 2600'
 ktap_check "ka_interval_ms unchanged" test "$(ka_read ka_interval_ms)" = 1000
 ktap_check "the refusal is logged" grep -qF \
 	"ka_interval_ms=2600 refused: ka_timeout_ms (5000) must stay at least twice ka_interval_ms (2600)" \
-	<(dmesg)
+	<(klog_since)
 ktap_check "ka_interval_ms=2500 taken" ka_write ka_interval_ms 2500
 ktap_check "ka_timeout_ms=4999 refused" eval '! ka_write ka_timeout_ms 4999'
 ktap_check "ka_timeout_ms unchanged" test "$(ka_read ka_timeout_ms)" = 5000

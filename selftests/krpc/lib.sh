@@ -37,9 +37,31 @@ ktap_check() {
 	fi
 }
 
+# Nothing to test here (no device, no controller).  A check that failed
+# before still fails the test.
 ktap_skip_all() {
 	echo "# SKIP: $*"
+	[ "$ktap_failed" -eq 0 ] || exit $KSFT_FAIL
 	exit $KSFT_SKIP
+}
+
+# Something the test needs and that must work failed (loading a module):
+# the test fails, it is not skipped.
+ktap_bail() {
+	ktap_fail "$*"
+	ktap_finish
+}
+
+# The kernel log is never cleared by a test (run_tests judges all of it):
+# klog_mark writes a unique line to it, klog_since prints what follows the
+# last mark.
+klog_mark() {
+	klog_marker="krpc-selftest mark $$.$RANDOM.$(date +%s%N)"
+	echo "$klog_marker" > /dev/kmsg
+}
+
+klog_since() {
+	dmesg | awk -v m="$klog_marker" 'seen { print } index($0, m) { seen = 1 }'
 }
 
 ktap_finish() {

@@ -59,14 +59,14 @@ stop_peer() {
 	return $rc
 }
 
-pp krpc_load || ktap_skip_all "cannot load krpc"
+pp krpc_load || ktap_bail "load krpc"
 case "${KRPC_TRANSPORT:-}" in
 tcp)  xprt=2 ;;
 auto) xprt=3 ;;
 rdma) xprt=1 ;;
 *)    xprt=0 ;;
 esac
-pp insmod "$mod" transport=$xprt || ktap_skip_all "cannot load krpc_test"
+pp insmod "$mod" transport=$xprt || ktap_bail "load krpc_test"
 
 pp kcmd server_start 7201
 ktap_check "user client -> kernel server, 0..65536 bytes" \
