@@ -150,7 +150,7 @@ struct krpc_device *krpc_device_lookup(struct ib_device *ibdev)
 int krpc_device_attach(struct krpc_device *kdev, struct list_head *node,
 		       struct krpc_pool **pool)
 {
-	struct krpc_pool_cfg cfg = {};
+	struct krpc_pool_cfg cfg;
 	int ret = 0;
 
 	mutex_lock(&kdev->lock);
