@@ -29,7 +29,7 @@ krpc_loaded && ktap_skip_all "krpc already loaded"
 
 bin=$KRPC_TOP/build/user/selftests
 for p in fault_write fault_user; do
-	[ -x "$bin/$p" ] || ktap_skip_all "$p not built"
+	[ -x "$bin/$p" ] || ktap_bail "$p not built"
 done
 dbg=/sys/kernel/debug/krpc_test
 A=$KRPC_ADDR4

@@ -117,6 +117,6 @@ rpc_assert_idle() {
 # exit, krpc_bench.ko and krpc.ko are unloaded.
 rpc_bench_setup() {
 	bench=$KRPC_TOP/build/user/tools/krpc-bench
-	[ -x "$bench" ] || ktap_skip_all "krpc-bench is not built"
+	[ -x "$bench" ] || ktap_bail "krpc-bench is not built"
 	trap 'rpc_rmmod krpc_bench; krpc_unload' EXIT
 }

@@ -16,7 +16,7 @@
 
 krpc_loaded && ktap_skip_all "krpc already loaded"
 peer=$KRPC_TOP/build/user/selftests/tcp_peer
-[ -x "$peer" ] || ktap_skip_all "tcp_peer not built"
+[ -x "$peer" ] || ktap_bail "tcp_peer not built"
 
 cleanup() {
 	[ -n "${out:-}" ] && rm -f "$out"

@@ -18,8 +18,8 @@ dbg=/sys/kernel/debug/krpc_test
 tmp=$(mktemp -d)
 pid=
 
-[ -x "$peer" ] || ktap_skip_all "uring_peer not built"
-[ -f "$mod" ] || ktap_skip_all "krpc_test.ko not built"
+[ -x "$peer" ] || ktap_bail "uring_peer not built"
+[ -f "$mod" ] || ktap_bail "krpc_test.ko not built"
 
 cleanup() {
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
