@@ -110,10 +110,9 @@ static struct krpc_conn *conn_open(struct krpc_client *clnt,
 	long left;
 	int ret;
 
-	conn = krpc_conn_alloc(ops, net, false, depth);
+	conn = krpc_conn_alloc(ops, net, false, depth, &opts->addr);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	conn->peer = opts->addr;
 	if (opts->pool) {
 		/* The transport checks it against the device (krpc_rdma_setup). */
 		krpc_pool_get(opts->pool);

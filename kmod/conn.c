@@ -106,9 +106,11 @@ void krpc_conn_stat_add(struct krpc_conn *conn, enum krpc_stat s, u64 n)
 	atomic64_add(n, &krpc_stats.conn[s]);
 }
 
+/* @peer is set before the connection is listed (debugfs conns reads it). */
 struct krpc_conn *krpc_conn_alloc(const struct krpc_transport_ops *ops,
 				  struct net *net, bool server,
-				  unsigned int max_depth)
+				  unsigned int max_depth,
+				  const struct sockaddr_storage *peer)
 {
 	struct krpc_conn *conn;
 
@@ -121,6 +123,7 @@ struct krpc_conn *krpc_conn_alloc(const struct krpc_transport_ops *ops,
 	conn->server = server;
 	conn->ops = ops;
 	conn->max_depth = max_depth;
+	conn->peer = *peer;
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->srv_node);
 	INIT_LIST_HEAD(&conn->done_list);

@@ -8,8 +8,11 @@
  *   conns	one line per connection, "key=value" fields
  *   pollers	one line per poller thread (rdma_poll.c), "key=value" fields
  *   fault_proto_version	if not 0, clients announce this protocol version
- *		(handshake rejection tests)
+ *		(u16, as on the wire; handshake rejection tests); servers
+ *		always announce their own
  *   fault_mute	connection id that stops sending anything (dead-peer tests)
+ *   fault_client_delay_ms	RDMA clients wait this long (at most 10 s)
+ *		before they handle ESTABLISHED (early-message tests)
  * debugfs may be disabled or absent; krpc works without it.
  */
 #include <linux/debugfs.h>
@@ -18,8 +21,9 @@
 #include "krpc_priv.h"
 
 struct dentry *krpc_debugfs_root;
-u32 krpc_fault_proto_version;
+u16 krpc_fault_proto_version;
 u32 krpc_fault_mute;
+u32 krpc_fault_client_delay_ms;
 
 static int devices_show(struct seq_file *m, void *unused)
 {
@@ -57,6 +61,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(dma_mapped);
 	STAT(calls_live);
 	STAT(reqs_live);
+	STAT(early_rx);
 #undef STAT
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		seq_printf(m, "conn_%s %lld\n", krpc_stat_names[i],
@@ -88,10 +93,12 @@ int krpc_debugfs_init(void)
 			    &conns_fops);
 	debugfs_create_file("pollers", 0400, krpc_debugfs_root, NULL,
 			    &pollers_fops);
-	debugfs_create_u32("fault_proto_version", 0600, krpc_debugfs_root,
+	debugfs_create_u16("fault_proto_version", 0600, krpc_debugfs_root,
 			   &krpc_fault_proto_version);
 	debugfs_create_u32("fault_mute", 0600, krpc_debugfs_root,
 			   &krpc_fault_mute);
+	debugfs_create_u32("fault_client_delay_ms", 0600, krpc_debugfs_root,
+			   &krpc_fault_client_delay_ms);
 	return 0;
 }
 

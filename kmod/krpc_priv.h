@@ -112,6 +112,7 @@ struct krpc_global_stats {
 	atomic64_t dma_mapped;		/* pool segments mapped for DMA */
 	atomic64_t calls_live;
 	atomic64_t reqs_live;
+	atomic64_t early_rx;		/* RDMA client receives before ESTABLISHED */
 	atomic64_t conn[KRPC_STAT_NR];	/* sums over all connections */
 };
 
@@ -142,8 +143,9 @@ void krpc_params_pool_cfg(struct krpc_pool_cfg *cfg);
 u32 krpc_params_inline_max(void);
 
 /* Fault knobs for tests (debugfs krpc/fault_*); 0 = off. */
-extern u32 krpc_fault_proto_version;
+extern u16 krpc_fault_proto_version;
 extern u32 krpc_fault_mute;
+extern u32 krpc_fault_client_delay_ms;
 
 /* ---------------------------------------------------------------------- */
 /* Devices (device.c) */
@@ -298,7 +300,8 @@ struct krpc_conn {
 
 struct krpc_conn *krpc_conn_alloc(const struct krpc_transport_ops *ops,
 				  struct net *net, bool server,
-				  unsigned int max_depth);
+				  unsigned int max_depth,
+				  const struct sockaddr_storage *peer);
 void krpc_conn_put(struct krpc_conn *conn);
 void krpc_conn_get(struct krpc_conn *conn);
 void krpc_conn_lock(struct krpc_conn *conn);

@@ -30,11 +30,19 @@ static int __init krpc_init(void)
 	if (ret)
 		return ret;
 
+	ret = krpc_rpc_init();
+	if (ret)
+		goto out_debugfs;
+
+	ret = krpc_server_init();
+	if (ret)
+		goto out_rpc;
+
 	/* Teardown must progress under memory pressure: a rescuer thread. */
 	krpc_wq = alloc_workqueue("krpc", WQ_MEM_RECLAIM, 0);
 	if (!krpc_wq) {
 		ret = -ENOMEM;
-		goto out_debugfs;
+		goto out_server;
 	}
 	krpc_handler_wq = alloc_workqueue("krpc_handler",
 					  WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
@@ -50,17 +58,9 @@ static int __init krpc_init(void)
 		goto out_handler_wq;
 	}
 
-	ret = krpc_rpc_init();
-	if (ret)
-		goto out_cq_wq;
-
-	ret = krpc_server_init();
-	if (ret)
-		goto out_rpc;
-
 	ret = krpc_device_init();
 	if (ret)
-		goto out_server;
+		goto out_cq_wq;
 
 	ret = krpc_chardev_init();
 	if (ret)
@@ -71,16 +71,16 @@ static int __init krpc_init(void)
 
 out_device:
 	krpc_device_exit();
-out_server:
-	krpc_server_exit();
-out_rpc:
-	krpc_rpc_exit();
 out_cq_wq:
 	destroy_workqueue(krpc_cq_wq);
 out_handler_wq:
 	destroy_workqueue(krpc_handler_wq);
 out_wq:
 	destroy_workqueue(krpc_wq);
+out_server:
+	krpc_server_exit();
+out_rpc:
+	krpc_rpc_exit();
 out_debugfs:
 	krpc_debugfs_exit();
 	return ret;
@@ -93,15 +93,16 @@ static void __exit krpc_exit(void)
 	krpc_device_exit();
 	/* Kernel users are gone: drop the TCP pool. */
 	krpc_tcp_exit();
-	krpc_server_exit();
-	krpc_rpc_exit();
 	/* Every connection's CQ is gone. */
 	destroy_workqueue(krpc_cq_wq);
 	destroy_workqueue(krpc_handler_wq);
-	/* Runs pending pool releases. */
+	/* Runs pending teardowns and pool releases, which free calls. */
 	destroy_workqueue(krpc_wq);
 	/* Every connection's CQ is gone: stop the pollers. */
 	krpc_rdma_poll_exit();
+	/* No work item is left to free into the caches. */
+	krpc_server_exit();
+	krpc_rpc_exit();
 	krpc_debugfs_exit();
 	pr_info("krpc unloaded\n");
 }

@@ -167,11 +167,18 @@ int krpc_params_check(void)
 		       max, KRPC_SEG_SIZE);
 		return -EINVAL;
 	}
+	/*
+	 * The parameter files exist before init runs: under the lock a
+	 * write sees either the check to come or params_loaded set.
+	 */
+	kernel_param_lock(THIS_MODULE);
 	if (krpc_param(ka_timeout_ms) < 2 * krpc_param(ka_interval_ms)) {
+		kernel_param_unlock(THIS_MODULE);
 		pr_err("ka_timeout_ms must be at least twice ka_interval_ms\n");
 		return -EINVAL;
 	}
 	WRITE_ONCE(params_loaded, true);
+	kernel_param_unlock(THIS_MODULE);
 	return 0;
 }
 

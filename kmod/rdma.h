@@ -135,11 +135,18 @@ static inline bool krpc_sctx_unsig(const struct krpc_sctx *sctx)
  * @cqe:	receive completion
  * @rc:		connection
  * @buf:	pool buffer posted (NULL while the pool had none)
+ * @early:	entry in rc->early_rx while it waits for the connection to go
+ *		live, with what its completion said: @early_len (byte_len),
+ *		@early_flags (wc_flags), @early_rkey (ex.invalidate_rkey)
  */
 struct krpc_rx {
 	struct ib_cqe cqe;
 	struct krpc_rdma_conn *rc;
 	struct krpc_buf *buf;
+	struct list_head early;
+	u32 early_len;
+	int early_flags;
+	u32 early_rkey;
 };
 
 /**
@@ -192,6 +199,9 @@ struct krpc_rx {
  *		so that calls and replies, at most @depth each, always find
  *		one of the 2 * @depth + KRPC_NR_CTRL)
  * @sendq:	send contexts with work waiting for slots or credits
+ * @early_rx:	client: receives completed before ESTABLISHED was handled
+ *		(struct krpc_rx.early, in completion order), processed once
+ *		the connection is live
  * @wait_sctx:	server: requests waiting for a send context
  * @want_credit: send a credit update when nothing else goes out
  * @want_ka:	send a keepalive
@@ -263,6 +273,7 @@ struct krpc_rdma_conn {
 	u32 nr_free_sctx;
 	u32 nr_ctrl;
 	struct list_head sendq;
+	struct list_head early_rx;
 	struct list_head wait_sctx;
 	bool want_credit;
 	bool want_ka;
@@ -305,6 +316,7 @@ void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 /* rdma_res.c: connection resources, receives, keepalive */
 int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
 void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
+void krpc_rdma_early_rx_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
 void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);

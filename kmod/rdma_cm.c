@@ -11,6 +11,7 @@
  * then follows the canonical order: dead, disconnect, drain, fence keys,
  * fail calls, destroy QP/CQ, destroy id, release the device.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <rdma/ib_cm.h>
 
@@ -37,11 +38,9 @@ struct cp_vals {
 static void cp_fill(struct krpc_wire_conn *cp, u32 depth, u64 features,
 		    u32 credits, u32 recv_size, u32 max_msg, u32 inline_max)
 {
-	u32 ver = READ_ONCE(krpc_fault_proto_version);
-
 	memset(cp, 0, sizeof(*cp));
 	cp->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
-	cp->version = cpu_to_le16(ver ? ver : KRPC_WIRE_VERSION);
+	cp->version = cpu_to_le16(KRPC_WIRE_VERSION);
 	cp->depth = cpu_to_le16(depth);
 	cp->features = cpu_to_le64(features);
 	cp->credits = cpu_to_le16(credits);
@@ -251,6 +250,7 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 	struct rdma_conn_param param;
 	struct krpc_wire_conn cp;
 	u32 inline_max, max_msg, recv_size;
+	u16 fault_ver;
 	int ret;
 
 	rc->kdev = krpc_device_lookup(rc->cm_id->device);
@@ -263,6 +263,9 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 	local_limits(rc, &inline_max, &max_msg, &recv_size);
 	cp_fill(&cp, conn->max_depth, rc->features, rc->nr_recv, recv_size,
 		max_msg, inline_max);
+	fault_ver = READ_ONCE(krpc_fault_proto_version);
+	if (fault_ver)
+		cp.version = cpu_to_le16(fault_ver);
 	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
 	return rdma_connect_locked(rc->cm_id, &param);
 }
@@ -271,11 +274,14 @@ static int client_established(struct krpc_rdma_conn *rc,
 			      struct rdma_cm_event *ev)
 {
 	struct krpc_conn *conn = rc->conn;
-	u32 inline_max, max_msg, recv_size, value;
+	u32 inline_max, max_msg, recv_size, value, delay;
 	struct cp_vals v;
 	u16 reason;
 	int ret;
 
+	delay = READ_ONCE(krpc_fault_client_delay_ms);
+	if (delay)
+		msleep(min(delay, 10000U));
 	ret = cp_parse(ev->param.conn.private_data,
 		       ev->param.conn.private_data_len, &v, &reason, &value);
 	if (!ret && v.depth > conn->max_depth)
@@ -297,6 +303,7 @@ static int client_established(struct krpc_rdma_conn *rc,
 	rc->features &= v.features;
 	krpc_rdma_go_live_locked(rc, v.credits);
 	krpc_conn_established_locked(conn, v.depth, inline_max, max_msg);
+	krpc_rdma_early_rx_locked(rc);
 	krpc_conn_unlock(conn);
 	krpc_rdma_ka_start(rc);
 	pr_debug("conn %u: up to %pISpc depth %u inline %u max %u\n",
@@ -432,7 +439,8 @@ static int listener_connect(struct krpc_rdma_listener *l,
 		reject(id, KRPC_REJ_RESOURCES, 0, -ENODEV);
 		return -ENODEV;
 	}
-	conn = krpc_conn_alloc(&krpc_rdma_ops, srv->net, true, srv->depth);
+	conn = krpc_conn_alloc(&krpc_rdma_ops, srv->net, true, srv->depth,
+			       &id->route.addr.dst_addr);
 	rc = kzalloc(sizeof(*rc), GFP_KERNEL);
 	if (conn)	/* srv->cq_mode was checked by krpc_server_create() */
 		krpc_cq_mode_resolve(srv->cq_mode, &conn->cq_poll);
@@ -451,7 +459,6 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	rc->kdev = kdev;
 	rc->ibdev = id->device;
 	conn->xprt = rc;
-	memcpy(&conn->peer, &id->route.addr.dst_addr, sizeof(conn->peer));
 	krpc_conn_lock(conn);
 	rc->teardown_queued = true;	/* nobody queues one before accept */
 	krpc_conn_unlock(conn);

@@ -201,6 +201,7 @@ void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
 	INIT_LIST_HEAD(&rc->mrs);
 	INIT_LIST_HEAD(&rc->free_sctx);
 	INIT_LIST_HEAD(&rc->sendq);
+	INIT_LIST_HEAD(&rc->early_rx);
 	INIT_LIST_HEAD(&rc->wait_sctx);
 	INIT_LIST_HEAD(&rc->unsig);
 	rc->unsig_cqe.done = krpc_rdma_unsig_done;

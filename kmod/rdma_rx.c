@@ -314,22 +314,14 @@ static int rx_process(struct krpc_rdma_conn *rc, struct rx_msg *m,
 	return d->rx(rc, m);
 }
 
-void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+/* A successful receive on a live connection; called under conn->lock. */
+static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
+			    struct ib_wc *wc)
 {
-	struct krpc_rx *rx = container_of(wc->wr_cqe, struct krpc_rx, cqe);
-	struct krpc_rdma_conn *rc = rx->rc;
 	struct krpc_conn *conn = rc->conn;
 	struct rx_msg m = { .rx = rx };
 	int ret;
 
-	krpc_conn_lock(conn);
-	rc->recv_posted--;
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		krpc_rdma_wc_failed_locked(rc, wc, "receive");
-		goto out;
-	}
-	if (!rc->live)
-		goto out;
 	rc->last_rx = jiffies;
 	ret = rx_process(rc, &m, wc);
 	if (ret) {
@@ -343,13 +335,66 @@ void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			       conn->id, ret);
 		}
 		krpc_rdma_fail_locked(rc, ret);
-		goto out;
+		return;
 	}
 	if (rx->buf)
 		krpc_rdma_post_recv_locked(rc, rx);
 	else
 		krpc_rdma_refill_locked(rc);
 	krpc_rdma_flush_locked(rc);
-out:
+}
+
+void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krpc_rx *rx = container_of(wc->wr_cqe, struct krpc_rx, cqe);
+	struct krpc_rdma_conn *rc = rx->rc;
+	struct krpc_conn *conn = rc->conn;
+
+	krpc_conn_lock(conn);
+	rc->recv_posted--;
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		krpc_rdma_wc_failed_locked(rc, wc, "receive");
+	} else if (rc->live) {
+		recv_one_locked(rc, rx, wc);
+	} else if (conn->state == KRPC_CONN_CONNECTING) {
+		/*
+		 * A client's queue pair is ready to receive when the REP
+		 * arrives, before its ESTABLISHED event is handled, and the
+		 * server is live from its accept: its keepalive can come
+		 * first.  Dropping it would lose the receive and the credit
+		 * it stands for, so it waits for krpc_rdma_early_rx_locked().
+		 */
+		rx->early_len = wc->byte_len;
+		rx->early_flags = wc->wc_flags;
+		rx->early_rkey = wc->ex.invalidate_rkey;
+		list_add_tail(&rx->early, &rc->early_rx);
+		atomic64_inc(&krpc_stats.early_rx);
+	}
 	krpc_conn_unlock(conn);
+}
+
+/*
+ * The client went live: process the receives that completed before, in
+ * the order they completed.  A message that fails stops the rest: the
+ * connection is failing and its teardown releases their buffers.
+ */
+void krpc_rdma_early_rx_locked(struct krpc_rdma_conn *rc)
+{
+	struct krpc_rx *rx;
+	struct ib_wc wc;
+
+	lockdep_assert_held(&rc->conn->lock);
+	while (rc->live && !list_empty(&rc->early_rx)) {
+		rx = list_first_entry(&rc->early_rx, struct krpc_rx, early);
+		list_del(&rx->early);
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_cqe = &rx->cqe;
+		wc.status = IB_WC_SUCCESS;
+		wc.opcode = IB_WC_RECV;
+		wc.byte_len = rx->early_len;
+		wc.wc_flags = rx->early_flags;
+		wc.ex.invalidate_rkey = rx->early_rkey;
+		recv_one_locked(rc, rx, &wc);
+	}
+	INIT_LIST_HEAD(&rc->early_rx);
 }

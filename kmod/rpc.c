@@ -11,6 +11,7 @@
  * stays busy until the late reply arrives or the connection dies, so a
  * late reply can never be taken for the answer to a newer call.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 
@@ -28,8 +29,23 @@ int krpc_rpc_init(void)
 	return call_cache ? 0 : -ENOMEM;
 }
 
+/*
+ * A call's timer (call_timeout()) can drop its last reference after the
+ * owner's krpc_client_destroy() returned: the completion it ran is what
+ * the destroy waits for, not the put after it.  Wait for that put, then
+ * for the callback to return (it runs in softirq, which synchronize_rcu()
+ * waits for), before the cache and the module's text go away.
+ */
 void krpc_rpc_exit(void)
 {
+	unsigned int i;
+
+	for (i = 0; atomic64_read(&krpc_stats.calls_live) && i < 1500; i++)
+		msleep(20);
+	if (atomic64_read(&krpc_stats.calls_live))
+		pr_err("%lld calls still live at exit\n",
+		       (long long)atomic64_read(&krpc_stats.calls_live));
+	synchronize_rcu();
 	kmem_cache_destroy(call_cache);
 }
 

@@ -74,7 +74,8 @@ static void srv_req_put(struct krpc_server *srv)
 /*
  * KRPC_XPRT_AUTO listens on both transports on the same port number; an
  * RDMA listener that cannot be made (no RDMA device for the address) is
- * then not an error as long as the TCP one works.
+ * then not an error as long as the TCP one works.  On failure the caller
+ * undoes what was made with krpc_server_destroy().
  */
 static int server_listen(struct krpc_server *srv, unsigned int transport)
 {
@@ -90,11 +91,8 @@ static int server_listen(struct krpc_server *srv, unsigned int transport)
 	}
 	if (transport != KRPC_XPRT_RDMA) {
 		ret = krpc_tcp_ops.listen(srv);
-		if (ret) {
-			if (srv->xprt)
-				krpc_rdma_ops.unlisten(srv);
+		if (ret)
 			return ret;
-		}
 	}
 	return 0;
 }
@@ -150,7 +148,11 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 
 	ret = server_listen(srv, transport);
 	if (ret) {
-		krpc_server_put(srv);
+		/*
+		 * The RDMA listener of a KRPC_XPRT_AUTO server whose TCP one
+		 * failed may have accepted connections meanwhile.
+		 */
+		krpc_server_destroy(srv);
 		return ERR_PTR(ret);
 	}
 	return srv;

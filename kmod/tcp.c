@@ -50,11 +50,9 @@ void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
 void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
 			 u32 inline_max, u16 reject, u32 value)
 {
-	u32 ver = READ_ONCE(krpc_fault_proto_version);
-
 	memset(h, 0, sizeof(*h));
 	h->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
-	h->version = cpu_to_le16(ver ? ver : KRPC_WIRE_VERSION);
+	h->version = cpu_to_le16(KRPC_WIRE_VERSION);
 	h->depth = cpu_to_le16(depth);
 	h->max_msg = cpu_to_le32(max_msg);
 	h->inline_max = cpu_to_le32(inline_max);
@@ -261,10 +259,17 @@ static void ka_tick(struct timer_list *t)
 		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
 		goto out;
 	}
-	if (conn->state == KRPC_CONN_UP && !tc->nr_tx &&
-	    time_after_eq(now, tc->last_tx + msecs_to_jiffies(ival)) &&
-	    READ_ONCE(krpc_fault_mute) != conn->id)
-		queue_ctrl_locked(tc, KRPC_MSG_KEEPALIVE, 0);
+	/*
+	 * tx_work stops at a muted connection's queue (debugfs fault_mute):
+	 * once the mute is lifted, this tick starts it again.
+	 */
+	if (READ_ONCE(krpc_fault_mute) != conn->id) {
+		if (conn->state == KRPC_CONN_UP && !tc->nr_tx &&
+		    time_after_eq(now, tc->last_tx + msecs_to_jiffies(ival)))
+			queue_ctrl_locked(tc, KRPC_MSG_KEEPALIVE, 0);
+		else if (!list_empty(&tc->txq))
+			queue_work(krpc_wq, &tc->tx_work);
+	}
 	mod_timer(&tc->ka_timer, now + max(1UL, msecs_to_jiffies(ival) / 2));
 out:
 	krpc_conn_unlock(conn);
@@ -483,11 +488,14 @@ void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock)
 	krpc_conn_lock(conn);
 	tc->live = true;
 	if (!conn->server) {
+		u16 fault_ver = READ_ONCE(krpc_fault_proto_version);
 		struct krpc_wire_hello h;
 
 		krpc_tcp_local_limits(conn, &inline_max, &max_msg);
 		krpc_tcp_hello_fill(&h, conn->max_depth, max_msg, inline_max,
 				    0, 0);
+		if (fault_ver)
+			h.version = cpu_to_le16(fault_ver);
 		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
 					  NULL))
 			krpc_tcp_fail_locked(tc, -ENOMEM);

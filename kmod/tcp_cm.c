@@ -121,11 +121,19 @@ struct krpc_tcp_listener {
 
 static void accept_one(struct krpc_server *srv, struct socket *sock)
 {
+	struct sockaddr_storage peer = {};
 	struct krpc_tcp_conn *tc;
 	struct krpc_conn *conn;
 	int ret;
 
-	conn = krpc_conn_alloc(&krpc_tcp_ops, srv->net, true, srv->depth);
+	ret = kernel_getpeername(sock, (struct sockaddr *)&peer);
+	if (ret < 0) {
+		pr_warn_ratelimited("cannot accept a TCP connection: %d\n", ret);
+		sock_release(sock);
+		return;
+	}
+	conn = krpc_conn_alloc(&krpc_tcp_ops, srv->net, true, srv->depth,
+			       &peer);
 	if (!conn) {
 		sock_release(sock);
 		return;
@@ -133,9 +141,6 @@ static void accept_one(struct krpc_server *srv, struct socket *sock)
 	/* The connection's first reference is the transport's. */
 	tc = krpc_tcp_conn_alloc(conn);
 	ret = tc ? 0 : -ENOMEM;
-	if (!ret)
-		ret = kernel_getpeername(sock, (struct sockaddr *)&conn->peer);
-	ret = ret < 0 ? ret : 0;
 	/* Nothing may fail once the server lists it (and may shut it down). */
 	if (!ret && !srv->pool)
 		ret = pool_attach(conn);

@@ -4,8 +4,9 @@
 # order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
 # and rendezvous; over RDMA also one whose key the reply invalidates while
 # the local invalidation waits), unknown method, handler error, one-way
-# messages, a reply too large for the caller, and a handshake rejected for
-# its version (counted and logged).
+# messages, a reply too large for the caller, a handshake rejected for
+# its version (counted and logged), and over RDMA messages that arrive
+# before the client has handled ESTABLISHED.
 # rpc_semantics_tcp.sh runs it over TCP.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
@@ -15,6 +16,7 @@ krpc_loaded && ktap_skip_all "krpc already loaded"
 cleanup() {
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_proto_version
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_mute
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_client_delay_ms
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -52,6 +54,27 @@ if [ "$(rpc_info krpc_test transport)" = 1 ]; then
 		test "$(conn_field "$cid" stale)" = $((stale0 + 1))
 	rpc_check "the cancelled call completed once, -ECANCELED" \
 		krpc_test inv_finish
+else
+	# TCP: a muted connection's queue (fault_mute stops tx_work) moves
+	# again once the mute is lifted, without a new message to start it:
+	# the keepalive tick does, within ka_interval_ms / 2.  Otherwise the
+	# server would find the client silent after ka_timeout_ms.
+	cid=$(client_conn_id)
+	r0=$(conn_field "$cid" replies) t0=$(conn_field "$cid" timeouts)
+	echo "$cid" > /sys/kernel/debug/krpc/fault_mute
+	rpc_check "calls queued while the client is muted" krpc_test storm_start 100
+	sleep 1
+	ktap_check "no reply while muted" test "$(conn_field "$cid" replies)" = "$r0"
+	echo 0 > /sys/kernel/debug/krpc/fault_mute
+	for _ in $(seq $((30 * RPC_SLOW))); do
+		[ "$(conn_field "$cid" replies)" != "$r0" ] && break
+		sleep 0.1
+	done
+	ktap_check "replies within $((3 * RPC_SLOW)) s of lifting the mute" \
+		test "$(conn_field "$cid" replies)" != "$r0"
+	rpc_check "every call completed once" krpc_test storm_stop
+	ktap_check "connection still up" test "$(rpc_info krpc_test state)" = 1
+	ktap_check "no call timed out" test "$(conn_field "$cid" timeouts)" = "$t0"
 fi
 rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
@@ -72,6 +95,45 @@ rpc_check "client disconnects" krpc_test disconnect
 rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
 rpc_check "destroy waits for the completion a call's timer is running" \
 	krpc_test destroy_in_done
+
+# RDMA: the server is live from its accept, before the client has handled
+# ESTABLISHED, and its keepalives may arrive first (here the client waits
+# 1 s in its ESTABLISHED handler, fault_client_delay_ms, while the server
+# sends a keepalive every 100 ms).  They must be processed once the client
+# is live, not dropped with the receives and credits they stand for.  What
+# is compared: the server's send credits once the client has given back
+# all it owes (the server muted, so that it spends none, for a second: the
+# client's keepalive tick returns what it owes every 50 ms), on a
+# connection made without the wait and on one made with it.
+server_credits_idle() {
+	local delay=$1 sid
+	echo 100 > /sys/module/krpc/parameters/ka_interval_ms
+	echo "$delay" > /sys/kernel/debug/krpc/fault_client_delay_ms
+	rpc_check "client connects (ESTABLISHED handled after $delay ms)" \
+		krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+	echo 0 > /sys/kernel/debug/krpc/fault_client_delay_ms
+	rpc_check "echo" krpc_test echo 100 5
+	sid=$(sed -n 's/^conn=\([0-9]*\) role=server .*state=up.*/\1/p' \
+		/sys/kernel/debug/krpc/conns | head -n1)
+	echo "$sid" > /sys/kernel/debug/krpc/fault_mute
+	sleep "$RPC_SLOW"
+	credits=$(conn_field "$sid" credits)
+	echo 0 > /sys/kernel/debug/krpc/fault_mute
+	echo "$ival" > /sys/module/krpc/parameters/ka_interval_ms
+	rpc_check "client disconnects" krpc_test disconnect
+}
+if [ "$KRPC_TRANSPORT" = rdma ]; then
+	ival=$(cat /sys/module/krpc/parameters/ka_interval_ms)
+	server_credits_idle 0
+	c0=$credits early0=$(krpc_stat early_rx)
+	server_credits_idle 1000
+	log "server credits, the client's all returned: $c0 (no wait), $credits (early keepalives)"
+	ktap_check "keepalives arrived before ESTABLISHED was handled" \
+		test "$(krpc_stat early_rx)" -gt "$early0"
+	ktap_check "every credit back: depth 64 + 4 receives" test "$c0" = 68
+	ktap_check "they were processed: no credit lost" \
+		test "$credits" = "$c0"
+fi
 
 # Handshake with a protocol version the server does not speak.
 echo 99 > /sys/kernel/debug/krpc/fault_proto_version

@@ -4,8 +4,8 @@
 # serving a client of each at the same time; automatic fallback to TCP for
 # an address without an RDMA device (127.0.0.1) and RDMA chosen where one
 # exists; RDMA-only and TCP-only endpoints failing with exact errnos where
-# the other transport is missing; an unknown transport refused; rmmod of a
-# module with live TCP connections.
+# the other transport is missing; a server on both whose TCP port is taken;
+# an unknown transport refused; rmmod of a module with live TCP connections.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -81,6 +81,21 @@ rpc_check "client: tcp" krpc_peer transport $TCP
 rpc_check "TCP-only client: nobody listens on TCP: -ECONNREFUSED" \
 	krpc_peer connect_fail "$KRPC_ADDR4" "$RPC_PORT" 111
 rpc_check "server stops" krpc_test server_stop
+
+# An RDMA-and-TCP server whose TCP port is taken fails with -EADDRINUSE
+# and leaves no RDMA listener behind.
+port2=$((RPC_PORT + 2))
+rpc_check "server: tcp only" krpc_peer transport $TCP
+rpc_check "TCP-only server listens on $port2" krpc_peer server_start "$port2"
+rpc_check "server: auto" krpc_test transport $AUTO
+err=$(echo "server_start $port2" 2>&1 > /sys/kernel/debug/krpc_test/cmd)
+log "$err"
+ktap_check "RDMA-and-TCP server on the taken port: -EADDRINUSE" \
+	grep -q 'Address already in use' <<< "$err"
+rpc_check "client: rdma" krpc_test transport $RDMA
+rpc_check "its RDMA listener is gone: -ECONNREFUSED" \
+	krpc_test connect_fail "$KRPC_ADDR4" "$port2" 111
+rpc_check "TCP-only server stops" krpc_peer server_stop
 
 rpc_check "client: transport 4" krpc_peer transport 4
 rpc_check "unknown transport: -EINVAL" krpc_peer connect_fail "$KRPC_ADDR4" "$RPC_PORT" 22
