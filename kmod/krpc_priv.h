@@ -234,7 +234,7 @@ int krpc_pollers_show(struct seq_file *m, void *unused);
  * @reqs:	server side: client slot -> request in progress
  * @nr_reqs:	server side: requests alive, from krpc_req_alloc_locked() to
  *		krpc_req_free_locked(), one-way ones and replies not yet
- *		written included (the TCP receiver's bound, tcp_rx.c)
+ *		written included (krpc_req_bound())
  * @nr_owed:	server side: requests holding a slot in @reqs, each owing
  *		its client a reply (RDMA credit updates, rdma.c)
  * @done_list:	calls whose completion runs at the next krpc_conn_unlock()
@@ -496,6 +496,18 @@ void krpc_req_cancel_locked(struct krpc_conn *conn, u64 call_id);
 void krpc_req_slot_release_locked(struct krpc_req *req);
 void krpc_req_free_locked(struct krpc_req *req);
 void krpc_req_run(struct krpc_req *req);
+
+/*
+ * Requests a server connection holds alive before it takes no more from
+ * the peer: depth in handlers plus depth whose replies are queued but not
+ * yet written.  Only one-way messages (no slot) go past the depth.  The
+ * TCP receiver stops reading there (tcp_rx.c); RDMA withholds the receives
+ * and their credits (rdma_rx.c).
+ */
+static inline u32 krpc_req_bound(const struct krpc_conn *conn)
+{
+	return 2 * conn->depth;
+}
 void krpc_conn_orphan_reqs_locked(struct krpc_conn *conn);
 
 /* ---------------------------------------------------------------------- */

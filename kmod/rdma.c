@@ -159,6 +159,9 @@ static void hdr_init(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
 	hdr->status = cpu_to_le32(status);
 	hdr->len = cpu_to_le32(len);
 	rc->grant_pending -= grant;
+	/* The keepalive tick's request is met: a later grant waits its turn. */
+	if (!rc->grant_pending)
+		rc->want_credit = false;
 }
 
 static void send_wr_init(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx,
@@ -364,6 +367,16 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 		type = KRPC_MSG_ERROR;
 		wstatus = (req->flags & REQ_NOMETHOD) ? KRPC_WS_NO_METHOD :
 			  -req->status;
+		len = 0;
+	} else if (len > conn->inline_max &&
+		   (READ_ONCE(req->flags) & REQ_CANCELLED)) {
+		/*
+		 * The client gave up on the call (its CANCEL came first) and
+		 * fenced the reply room's key: a WRITE there would fail the
+		 * queue pair.  It drops whatever comes; nothing is written.
+		 */
+		type = KRPC_MSG_ERROR;
+		wstatus = ECANCELED;
 		len = 0;
 	} else if (len > conn->inline_max) {
 		if (len <= req->xrdv[1].len && (rc->features & KRPC_WFEAT_RDV)) {
@@ -634,5 +647,6 @@ const struct krpc_transport_ops krpc_rdma_ops = {
 	.abort_call	= rdma_abort_call,
 	.send_reply	= rdma_send_reply,
 	.query		= rdma_query,
+	.req_freed	= krpc_rdma_req_freed,
 	.free		= krpc_rdma_free,
 };

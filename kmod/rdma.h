@@ -317,6 +317,14 @@ void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
 void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
 void krpc_rdma_early_rx_locked(struct krpc_rdma_conn *rc);
+void krpc_rdma_req_freed(struct krpc_conn *conn);
+
+/* The server holds krpc_req_bound() requests: it takes no more receives. */
+static inline bool krpc_rdma_reqs_held(const struct krpc_rdma_conn *rc)
+{
+	return rc->conn->server &&
+	       rc->conn->nr_reqs >= krpc_req_bound(rc->conn);
+}
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
 void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);

@@ -24,6 +24,9 @@ static void ka_tick(struct timer_list *t)
 	krpc_conn_lock(rc->conn);
 	if (!rc->live)
 		goto out;
+	/* Withheld receives (rdma_rx.c) silence the client: not a dead peer. */
+	if (krpc_rdma_reqs_held(rc))
+		rc->last_rx = now;
 	if (time_after(now, rc->last_rx +
 		       msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
 		pr_warn("conn %u: nothing received for %u ms, peer is dead\n",
@@ -131,12 +134,17 @@ int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
 	return 0;
 }
 
-/* Give ring entries whose buffer was handed to a call or request a new one. */
+/*
+ * Give ring entries whose buffer was handed to a call or request a new one;
+ * none while the server holds its bound of requests (rdma_rx.c).
+ */
 void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
 {
 	u32 i;
 
 	lockdep_assert_held(&rc->conn->lock);
+	if (krpc_rdma_reqs_held(rc))
+		return;
 	for (i = 0; i < rc->nr_recv && rc->starved && rc->live; i++) {
 		struct krpc_rx *rx = &rc->rx[i];
 		struct krpc_buf *buf;
@@ -153,6 +161,24 @@ void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
 	if (rc->starved && rc->live)
 		mod_delayed_work(krpc_wq, &rc->refill_work,
 				 msecs_to_jiffies(10));
+}
+
+/**
+ * krpc_rdma_req_freed() - a request of a server connection was freed
+ * @conn:	the connection
+ *
+ * Below the request bound again: the receives withheld at it are refilled
+ * (by refill_work: this may run inside the receive path).
+ *
+ * Context: conn->lock held (krpc_req_free_locked()).
+ */
+void krpc_rdma_req_freed(struct krpc_conn *conn)
+{
+	struct krpc_rdma_conn *rc = to_rc(conn);
+
+	lockdep_assert_held(&conn->lock);
+	if (rc->live && rc->starved && !krpc_rdma_reqs_held(rc))
+		mod_delayed_work(krpc_wq, &rc->refill_work, 0);
 }
 
 static void refill_work(struct work_struct *work)

@@ -337,10 +337,23 @@ static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
 		krpc_rdma_fail_locked(rc, ret);
 		return;
 	}
-	if (rx->buf)
+	if (krpc_rdma_reqs_held(rc)) {
+		/*
+		 * At the request bound (one-way messages held by slow
+		 * handlers): the receive is withheld, and with it the credit,
+		 * which holds the client back as TCP's paused reader does.
+		 * krpc_rdma_req_freed() refills it.
+		 */
+		if (rx->buf) {
+			krpc_buf_put(rx->buf);
+			rx->buf = NULL;
+			rc->starved++;
+		}
+	} else if (rx->buf) {
 		krpc_rdma_post_recv_locked(rc, rx);
-	else
+	} else {
 		krpc_rdma_refill_locked(rc);
+	}
 	krpc_rdma_flush_locked(rc);
 }
 

@@ -254,7 +254,7 @@ static void call_abort_locked(struct krpc_call *call, int err)
 	 * A peer that leaves half the slots unanswered is stuck or broken:
 	 * reset the connection rather than let every later call time out.
 	 */
-	if (conn->zombies >= max(1U, conn->depth / 2)) {
+	if (conn->zombies >= DIV_ROUND_UP(conn->depth, 2)) {
 		pr_warn("conn %u: %u calls abandoned without reply, resetting\n",
 			conn->id, conn->zombies);
 		conn->reset = -ETIMEDOUT;

@@ -147,13 +147,15 @@ static int ktcp_send_call(struct krpc_conn *conn, struct krpc_call *call)
 	if (WARN_ON_ONCE(cctx->call))
 		return -EBUSY;
 	memset(cctx, 0, sizeof(*cctx));
-	if (call->reply_dst)
+	if (call->reply_dst) {
 		flags |= KRPC_WF_RDV_REPLY;
+		cctx->room = krpc_call_reply_room(call);
+	}
 	krpc_tcp_hdr_init(&hdr, call->flags & KRPC_CALL_ONEWAY ?
 			  KRPC_MSG_ONEWAY : KRPC_MSG_REQUEST, flags,
 			  call->method, call->id, 0, len);
 	if (call->reply_dst)
-		hdr.rep.len = cpu_to_le32(krpc_call_reply_room(call));
+		hdr.rep.len = cpu_to_le32(cctx->room);
 	ret = krpc_tcp_queue_locked(tc, &hdr, sizeof(hdr), buf, len, cctx,
 				    NULL);
 	if (ret)
@@ -432,7 +434,7 @@ static void ktcp_free(struct krpc_conn *conn)
 
 static void ktcp_query(struct krpc_conn *conn, struct krpc_conn_info *info)
 {
-	u32 bound = krpc_tcp_req_bound(conn);
+	u32 bound = krpc_req_bound(conn);
 
 	lockdep_assert_held(&conn->lock);
 	/* No message credits on the wire: what we accept or may send now. */

@@ -86,11 +86,14 @@ struct krpc_tcp_tx {
  * @aborted:	the core gave up on the call (timeout, cancel)
  * @rx_busy:	rx_work is receiving the reply into call->reply_dst
  * @released:	krpc_call_xprt_done_locked() was called
+ * @room:	reply room the request offered (0: the reply is inline); a
+ *		late reply is checked against it once call->reply_dst is gone
  */
 struct krpc_tcp_cctx {
 	struct krpc_call *call;
 	struct krpc_tcp_tx *tx;
 	struct krpc_tcp_tx *unacked;
+	u32 room;
 	bool sent;
 	bool replied;
 	bool aborted;
@@ -128,7 +131,7 @@ enum {
  *		and dropped and the call fails with -ENOBUFS, as over RDMA
  * @rx_scratch:	discard buffer
  * @rx_paused:	server: rx_work stopped before a header because the
- *		connection holds krpc_tcp_req_bound() requests; cleared (and
+ *		connection holds krpc_req_bound() requests; cleared (and
  *		rx_work queued) by the request free that goes below it
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
@@ -187,15 +190,6 @@ struct krpc_tcp_conn {
 static inline struct krpc_tcp_conn *to_tc(struct krpc_conn *conn)
 {
 	return conn->xprt;
-}
-
-/*
- * Requests a server connection holds before it stops reading (tcp_rx.c):
- * depth in handlers plus depth whose replies are queued but not yet written.
- */
-static inline u32 krpc_tcp_req_bound(const struct krpc_conn *conn)
-{
-	return 2 * conn->depth;
 }
 
 /* tcp.c */

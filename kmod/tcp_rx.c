@@ -22,7 +22,7 @@
  * one-way message holds none, and a request gives its slot back when its
  * reply is queued, not written.  So a server connection also bounds the
  * requests it holds alive (conn->nr_reqs, counted by server.c): at
- * krpc_tcp_req_bound(), 2 x depth, rx_work stops before the next header
+ * krpc_req_bound(), 2 x depth, rx_work stops before the next header
  * and the peer is held back by TCP's window, as when the pool is empty.
  * Why 2 x depth: a client within the rules has at most depth requests in
  * handlers, and a reply queued but not yet written leaves the client free
@@ -364,13 +364,18 @@ static int reply_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 		return bad(c, "reply for a one-way message");
 	if (!len)
 		return 0;
-	if (call->reply_dst) {
-		if (len > call->reply_dst->size)
-			return bad(c, "reply longer than the reply room");
-	} else if (len > conn->inline_max) {
+	/*
+	 * Checked against what the request offered: a late reply's call
+	 * may have given its reply_dst back already.
+	 */
+	if (cctx->room && len > cctx->room)
+		return bad(c, "reply longer than the reply room");
+	if (!cctx->room && len > conn->inline_max)
 		return bad(c, "reply beyond the inline size");
-	}
-	/* Late (after a timeout or cancel): read and dropped. */
+	/*
+	 * Late (after a timeout or cancel): read and dropped.  Its
+	 * completion may have run (and cleared reply_dst, without the lock).
+	 */
 	if (call->state & CALL_RESULT)
 		return 0;
 	if (call->reply_dst) {
@@ -568,10 +573,10 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 	bool pause;
 
 	/* Only rx_work raises the count: a stale value is too high, not low. */
-	if (READ_ONCE(conn->nr_reqs) < krpc_tcp_req_bound(conn))
+	if (READ_ONCE(conn->nr_reqs) < krpc_req_bound(conn))
 		return false;
 	krpc_conn_lock(conn);
-	pause = conn->nr_reqs >= krpc_tcp_req_bound(conn);
+	pause = conn->nr_reqs >= krpc_req_bound(conn);
 	if (!tc->live) {
 		pause = true;
 	} else if (pause && (READ_ONCE(sk->sk_err) ||
@@ -603,7 +608,7 @@ void krpc_tcp_req_freed(struct krpc_conn *conn)
 	lockdep_assert_held(&conn->lock);
 	/* Not live: the teardown cancelled rx_work for good. */
 	if (tc->rx_paused && tc->live &&
-	    conn->nr_reqs < krpc_tcp_req_bound(conn)) {
+	    conn->nr_reqs < krpc_req_bound(conn)) {
 		tc->rx_paused = false;
 		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
 	}

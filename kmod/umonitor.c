@@ -7,7 +7,8 @@
  * work looks at the issuer of every parked command while any is parked and
  * cancels the commands of a task that is exiting (PF_EXITING) or whose
  * thread group is (SIGNAL_GROUP_EXIT: covers the SQPOLL thread and io-wq
- * workers, which belong to the submitter's group).
+ * workers, which belong to the submitter's group), or that is in execve()
+ * or whose group is (which waits for them the same way).
  *
  * A ring closed while its task lives on cannot be noticed this way: its
  * FETCHes stay parked until KRPC_IOC_CLOSE of their server or exit.
@@ -33,10 +34,19 @@ bool krpc_umonitor_needed(void)
 #endif
 }
 
+/*
+ * An exec counts too.  6.1's execve() waits in io_uring_task_cancel() for
+ * every request of the task, a parked FETCH included (in_execve); before
+ * that, de_thread() kills the group's other threads (group_exec_task),
+ * and an SQPOLL thread that issued commands waits for them before it
+ * exits, which de_thread() waits for.
+ */
 static bool task_dying(struct task_struct *t)
 {
 	return (READ_ONCE(t->flags) & PF_EXITING) ||
-	       (READ_ONCE(t->signal->flags) & SIGNAL_GROUP_EXIT);
+	       (READ_ONCE(t->signal->flags) & SIGNAL_GROUP_EXIT) ||
+	       READ_ONCE(t->signal->group_exec_task) ||
+	       krpc_task_in_execve(t);
 }
 
 static void monitor_work(struct work_struct *work)

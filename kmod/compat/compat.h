@@ -70,4 +70,19 @@ static inline int timer_delete_sync(struct timer_list *timer)
 	from_timer(var, callback_timer, timer_fieldname)
 #endif
 
+/*
+ * task_struct.in_execve (set for the whole of bprm_execve()); a racy read,
+ * polled by the dying-task monitor (umonitor.c).
+ */
+#include <linux/sched.h>
+static inline bool krpc_task_in_execve(struct task_struct *t)
+{
+#ifdef KRPC_HAVE_TASK_IN_EXECVE
+	/* Another task's bit-field, polled: a stale answer waits 100 ms. */
+	return data_race((bool)t->in_execve);
+#else
+	return false;
+#endif
+}
+
 #endif /* KRPC_COMPAT_H */

@@ -4,7 +4,8 @@
 # order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
 # and rendezvous; over RDMA also one whose key the reply invalidates while
 # the local invalidation waits), unknown method, handler error, one-way
-# messages, a reply too large for the caller, a handshake rejected for
+# messages (and a flood of them held by their handler: at most 2 x depth
+# requests alive), a reply too large for the caller, a handshake rejected for
 # its version (counted and logged), and over RDMA messages that arrive
 # before the client has handled ESTABLISHED.
 # rpc_semantics_tcp.sh runs it over TCP.
@@ -33,6 +34,8 @@ rpc_check "3000 concurrent calls, replies out of order" krpc_test async 3000 16
 rpc_check "300 concurrent rendezvous calls" krpc_test async 300 6000
 rpc_check "window full: NOWAIT fails, waiting call queues" krpc_test window
 rpc_check "timeout, late reply dropped" krpc_test timeout
+rpc_check "timeout, late 16 KiB reply into the room the call gave back: dropped" \
+	krpc_test timeout 16384
 rpc_check "cancel an inline call" krpc_test cancel 0
 rpc_check "cancel a rendezvous call" krpc_test cancel 100000
 # RDMA: a cancelled call's local invalidation of its reply room's key is
@@ -79,6 +82,67 @@ fi
 rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
 rpc_check "1000 one-way messages" krpc_test oneway 1000
+
+# One-way messages held by their handler (M_GATE, closed): the server keeps
+# a bounded number of requests alive and holds the client back, for longer
+# than ka_timeout_ms, which the silence it imposes must not trip.  TCP: the
+# reader pauses at 2 x depth requests, exactly.  RDMA: at 2 x depth the
+# receives, and the credits, are withheld; what the receives already
+# posted (depth + 4) bring in is still taken, so the count settles at most
+# that much higher and stays there.  Then the gate opens and every message
+# goes through, once.
+kp=/sys/module/krpc/parameters
+ka_i=$(cat $kp/ka_interval_ms) ka_t=$(cat $kp/ka_timeout_ms)
+echo $((250 * RPC_SLOW)) > $kp/ka_interval_ms
+echo $((1000 * RPC_SLOW)) > $kp/ka_timeout_ms
+rbound=128 rmax=128
+[ "$KRPC_TRANSPORT" = rdma ] && rmax=$((128 + 64 + 4))
+gate_passed() {
+	echo gate_stat > /sys/kernel/debug/krpc_test/cmd
+	sed -n 's/.*passed \([0-9]*\) held.*/\1/p' /sys/kernel/debug/krpc_test/log
+}
+cid=$(client_conn_id)
+st0=$(conn_field "$cid" credit_stalls) p0=$(gate_passed)
+rpc_check "gate closed" krpc_test gate_close
+rpc_check "one-way flood at the closed gate" krpc_test storm_start 0 gate
+for _ in $(seq $((150 * RPC_SLOW))); do
+	[ "$(krpc_stat reqs_live)" -ge $rbound ] && break
+	sleep 0.1
+done
+held=1 prev=
+sleep 0.5
+for i in 1 2 3 4 5 6 7 8; do
+	live=$(krpc_stat reqs_live)
+	log "sample $i: reqs_live $live"
+	[ "$live" -ge $rbound ] && [ "$live" -le $rmax ] || held=0
+	[ -z "$prev" ] || [ "$live" = "$prev" ] || held=0
+	prev=$live
+	sleep 0.3
+done
+ktap_check "requests alive held at one value in [$rbound, $rmax], 8 samples over 2.4 s" \
+	test $held = 1
+ktap_check "the gate holds them all" \
+	sh -c "echo gate_stat > /sys/kernel/debug/krpc_test/cmd &&
+	       grep -q 'held $live\$' /sys/kernel/debug/krpc_test/log"
+if [ "$KRPC_TRANSPORT" = rdma ]; then
+	ktap_check "the client waited for credits" \
+		test "$(conn_field "$cid" credit_stalls)" -gt "$st0"
+fi
+ktap_check "the connection outlived ka_timeout_ms held back" \
+	test "$(rpc_info krpc_test state)" = 1
+rpc_check "gate opens" krpc_test gate_open
+rpc_check "flood stops: every message sent once" krpc_test storm_stop
+read -r n nfail < <(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1 \2/p' \
+	/sys/kernel/debug/krpc_test/log)
+ktap_check "none of the $n failed" test "$nfail" = 0
+# Over TCP most of them still wait in the socket buffers.
+for _ in $(seq $((300 * RPC_SLOW))); do
+	[ "$(gate_passed)" = $((p0 + n)) ] && break
+	sleep 0.1
+done
+rpc_check "the handler got all $n" krpc_test gate_stat $((p0 + n))
+echo "$ka_t" > $kp/ka_timeout_ms
+echo "$ka_i" > $kp/ka_interval_ms
 rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
 for n in 1000 100000; do
 	rpc_check "one buffer as request and reply refused; replies with the request's own payload ($n B)" \
@@ -89,7 +153,7 @@ rpc_check "no RNR NAK or data-path registration; copies as the transport makes t
 ktap_check "connection is over $KRPC_TRANSPORT" \
 	test "$(rpc_info krpc_test transport)" = "$RPC_XPRT"
 ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
-rpc_check "unanswered timeouts on half the slots reset the connection" \
+rpc_check "unanswered timeouts on half the slots reset the connection, one fewer do not" \
 	krpc_test zombies
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"

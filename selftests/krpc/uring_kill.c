@@ -4,7 +4,8 @@
  * flight: the process dies without hanging (on 6.1 through the dying-task
  * monitor, on 6.12 through the uring_cmd cancel hook), nothing is left
  * behind (counters back to zero, krpc unloads), and the peer's calls fail
- * cleanly, each exactly once.
+ * cleanly, each exactly once.  And a server that execs with FETCHes
+ * parked: the exec completes.
  */
 #include <errno.h>
 #include <signal.h>
@@ -213,6 +214,45 @@ TEST_F_TIMEOUT(kill, client_killed_with_calls_in_flight, 120)
 	EXPECT_EQ(0, echo_once(&c2, 3, 5000));
 	clnt_stop(&c2);
 	EXPECT_EQ(0, echo_stop(&e));
+}
+
+/*
+ * A server that execs with FETCHes parked.  6.1's execve() waits, in
+ * io_uring_task_cancel(), for every request of the task, and nothing but
+ * krpc ends a FETCH: the dying-task monitor treats a task in execve() as
+ * dying (6.12's exec cancels them through the uring_cmd hook).  The exec
+ * completes, the new image runs and exits, nothing is left.
+ */
+TEST_F_TIMEOUT(kill, server_execs_with_fetches_parked, 60)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct echo_srv e;
+		uint32_t s;
+
+		if (echo_srv_setup(&e, PORT, 4, 16, variant->ring_flags))
+			_exit(1);
+		for (s = 0; s < e.nr_slots; s++)
+			krpc_prep_fetch(&e.k, io_uring_get_sqe(e.k.ring),
+					e.srv.handle, s, s);
+		if (io_uring_submit(e.k.ring) != (int)e.nr_slots)
+			_exit(2);
+		usleep(200000);		/* parked: no client */
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
+	}
+	status = lib_reap(pid, 10);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		lib_reap(pid, 20);
+	}
+	ASSERT_NE(-1, status) TH_LOG("execve() with parked FETCHes hung");
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN

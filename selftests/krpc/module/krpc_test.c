@@ -27,7 +27,10 @@
  *   async N SIZE		N concurrent calls, replies delayed at random
  *   window			slots full: NOWAIT fails with -EAGAIN, a waiting
  *				call queues and completes after release
- *   timeout			a slow handler: -ETIMEDOUT, late reply dropped
+ *   timeout [SIZE]		a slow handler: -ETIMEDOUT, late reply dropped;
+ *				with SIZE, a request of SIZE bytes whose echo
+ *				comes back into the reply room it offered,
+ *				after the call gave that room back
  *   cancel SIZE		cancel a held call: -ECANCELED
  *   samebuf SIZE		one buffer as request and reply destination
  *				(-EINVAL), then echoes answered with the
@@ -50,9 +53,11 @@
  *				resets the connection (-ETIMEDOUT)
  *   counters			no RNR NAK, no data-path registration; over RDMA
  *				no copy, over TCP copies and no key
- *   storm_start SIZE [hold]	keep calls in flight until storm_stop; with
- *				"hold" they go to the method that holds its
- *				requests (no reply comes until server_stop)
+ *   storm_start SIZE [hold|gate] keep calls in flight until storm_stop;
+ *				with "hold" they go to the method that holds
+ *				its requests (no reply comes until
+ *				server_stop), with "gate" they are one-way
+ *				messages to M_GATE
  *   storm_stop			every storm call completed exactly once
  *   gate_close			method 10 (M_GATE) holds its requests from now
  *   gate_open			answer the held ones; M_GATE answers at once
@@ -878,14 +883,32 @@ static int cmd_timeout(char **argv, int argc)
 {
 	struct krpc_call_args a = { .method = M_SLEEP, .timeout_ms = 50 * slow };
 	struct krpc_conn_info before, after;
-	struct krpc_result res = {};
+	struct krpc_result res = { .status = INT_MIN };
 	unsigned long t0 = jiffies;
+	size_t len = 0;
 	int ret;
 
 	if (!clnt)
 		return -ENOTCONN;
+	if (argc > 1 && kstrtoul(argv[1], 0, &len))
+		return -EINVAL;
+	/*
+	 * With a payload, the late reply echoes it into the reply room the
+	 * call offered, which the call gave back when it timed out.
+	 */
+	if (len) {
+		a.req.type = KRPC_PL_BUF;
+		a.req.buf = new_payload(11, len);
+		if (IS_ERR(a.req.buf))
+			return PTR_ERR(a.req.buf);
+		a.reply_max = len;
+	}
 	krpc_client_query(clnt, &before);
 	ret = krpc_call_sync(clnt, &a, &res);
+	if (res.status == INT_MIN && len) {
+		krpc_buf_put(a.req.buf);	/* never submitted: still ours */
+		res.reply = NULL;
+	}
 	if (ret != -ETIMEDOUT || res.flags & KRPC_RES_REMOTE) {
 		fail("slow call: %d, want -ETIMEDOUT", ret);
 		krpc_buf_put(res.reply);
@@ -1176,34 +1199,51 @@ static int cmd_toobig(char **argv, int argc)
 
 static int cmd_zombies(char **argv, int argc)
 {
+	struct async_ctx ctx[2];
 	struct krpc_conn_info info;
 	struct async_call *acs;
-	struct async_ctx ctx;
+	bool waited = false;
 	unsigned int i, n;
 	int ret = 0;
 
 	if (!clnt || !srv)
 		return -ENOTCONN;
 	krpc_client_query(clnt, &info);
-	n = max(1U, info.depth / 2);
+	n = DIV_ROUND_UP(info.depth, 2);
 	acs = kcalloc(n, sizeof(*acs), GFP_KERNEL);
 	if (!acs)
 		return -ENOMEM;
-	async_ctx_init(&ctx, 0);
+	async_ctx_init(&ctx[0], 0);
+	async_ctx_init(&ctx[1], 0);
 	for (i = 0; i < n && !ret; i++) {
 		struct krpc_call_args a = {
 			.method = M_HOLD, .timeout_ms = 50 * slow,
 			.done = async_done, .priv = &acs[i],
 		};
 
-		acs[i].ctx = &ctx;
+		/* One short of half the slots: the connection stays up. */
+		if (i == n - 1) {
+			ret = async_wait(&ctx[0], 10);
+			waited = true;
+			krpc_client_query(clnt, &info);
+			if (!ret && info.state != KRPC_CONN_UP) {
+				fail("reset after %u of %u timeouts: state %u",
+				     i, n, info.state);
+				ret = -EINVAL;
+			}
+			if (ret)
+				break;
+		}
+		acs[i].ctx = &ctx[i == n - 1];
 		acs[i].expect = -ETIMEDOUT;
-		atomic_inc(&ctx.pending);
+		atomic_inc(&acs[i].ctx->pending);
 		ret = krpc_call_async(clnt, &a, NULL);
 		if (ret)
-			atomic_dec(&ctx.pending);
+			atomic_dec(&acs[i].ctx->pending);
 	}
-	ret = async_wait(&ctx, 10) ?: ret;
+	if (!waited)
+		ret = async_wait(&ctx[0], 10) ?: ret;
+	ret = async_wait(&ctx[1], 10) ?: ret;
 	for (i = 0; i < 100 * slow; i++) {
 		krpc_client_query(clnt, &info);
 		if (info.state == KRPC_CONN_DEAD)
@@ -1218,7 +1258,8 @@ static int cmd_zombies(char **argv, int argc)
 		ret = -EINVAL;
 	}
 	if (!ret)
-		tlog("%u unanswered timeouts reset the connection\n", n);
+		tlog("%u unanswered timeouts of %u slots reset the connection, %u did not\n",
+		     n, info.depth, n - 1);
 	return ret;
 }
 
@@ -1353,7 +1394,7 @@ static atomic64_t storm_submitted, storm_completed, storm_errors;
 static atomic_t storm_doubles = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(storm_wq);
 static size_t storm_len;
-static u32 storm_method;
+static u32 storm_method, storm_flags;
 
 static void storm_done(struct krpc_call *call, const struct krpc_result *res,
 		       void *priv)
@@ -1380,7 +1421,8 @@ static int storm_fn(void *unused)
 
 	while (!kthread_should_stop()) {
 		struct krpc_call_args a = {
-			.method = storm_method, .reply_max = storm_len,
+			.method = storm_method, .flags = storm_flags,
+			.reply_max = storm_flags ? 0 : storm_len,
 			.done = storm_done,
 		};
 		struct storm_call *sc;
@@ -1427,9 +1469,16 @@ static int cmd_storm_start(char **argv, int argc)
 		return -EINVAL;
 	if (argc < 2 || kstrtoul(argv[1], 0, &storm_len))
 		return -EINVAL;
-	if (argc > 2 && strcmp(argv[2], "hold"))
+	storm_method = M_SHUFFLE;
+	storm_flags = 0;
+	if (argc > 2 && !strcmp(argv[2], "hold")) {
+		storm_method = M_HOLD;
+	} else if (argc > 2 && !strcmp(argv[2], "gate")) {
+		storm_method = M_GATE;
+		storm_flags = KRPC_CALL_ONEWAY;
+	} else if (argc > 2) {
 		return -EINVAL;
-	storm_method = argc > 2 ? M_HOLD : M_SHUFFLE;
+	}
 	atomic64_set(&storm_submitted, 0);
 	atomic64_set(&storm_completed, 0);
 	atomic64_set(&storm_errors, 0);
