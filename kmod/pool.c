@@ -235,13 +235,14 @@ struct krpc_pool *krpc_pool_create(struct ib_device *ibdev,
 		cond_resched();
 	}
 	atomic64_inc(&krpc_stats.pools);
-	pr_info("pool for %s: %u x %u B, %u x %u B, %u x %u B\n",
-		ibdev ? dev_name(&ibdev->dev) : "TCP",
-		pool->cls[0].count, pool->cls[0].size,
-		pool->nr_class > 1 ? pool->cls[1].count : 0,
-		pool->nr_class > 1 ? pool->cls[1].size : 0,
-		pool->nr_class > 2 ? pool->cls[2].count : 0,
-		pool->nr_class > 2 ? pool->cls[2].size : 0);
+	/* Processes create pools too (/dev/krpc): rate-limited. */
+	pr_info_ratelimited("pool for %s: %u x %u B, %u x %u B, %u x %u B\n",
+			    ibdev ? dev_name(&ibdev->dev) : "TCP",
+			    pool->cls[0].count, pool->cls[0].size,
+			    pool->nr_class > 1 ? pool->cls[1].count : 0,
+			    pool->nr_class > 1 ? pool->cls[1].size : 0,
+			    pool->nr_class > 2 ? pool->cls[2].count : 0,
+			    pool->nr_class > 2 ? pool->cls[2].size : 0);
 	return pool;
 
 out_free_bufs:
@@ -252,8 +253,8 @@ out_free_bufs:
 	kvfree(pool->all_bufs);
 out_free_pool:
 	kfree(pool);
-	pr_err("cannot allocate the buffer pool for %s\n",
-	       ibdev ? dev_name(&ibdev->dev) : "TCP");
+	pr_err_ratelimited("cannot allocate the buffer pool for %s\n",
+			   ibdev ? dev_name(&ibdev->dev) : "TCP");
 	return ERR_PTR(-ENOMEM);
 }
 ALLOW_ERROR_INJECTION(krpc_pool_create, ERRNO);
