@@ -19,11 +19,20 @@
 #include <linux/seq_file.h>
 
 #include "krpc_priv.h"
+#include "wire.h"
 
 struct dentry *krpc_debugfs_root;
 u16 krpc_fault_proto_version;
 u32 krpc_fault_mute;
 u32 krpc_fault_client_delay_ms;
+
+/* The protocol version a client announces (fault_proto_version or ours). */
+u16 krpc_client_wire_version(void)
+{
+	u16 ver = READ_ONCE(krpc_fault_proto_version);
+
+	return ver ? ver : KRPC_WIRE_VERSION;
+}
 
 static int devices_show(struct seq_file *m, void *unused)
 {

@@ -146,6 +146,7 @@ u32 krpc_params_inline_max(void);
 extern u16 krpc_fault_proto_version;
 extern u32 krpc_fault_mute;
 extern u32 krpc_fault_client_delay_ms;
+u16 krpc_client_wire_version(void);
 
 /* ---------------------------------------------------------------------- */
 /* Devices (device.c) */

@@ -368,24 +368,22 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 		wstatus = (req->flags & REQ_NOMETHOD) ? KRPC_WS_NO_METHOD :
 			  -req->status;
 		len = 0;
-	} else if (len > conn->inline_max &&
-		   (READ_ONCE(req->flags) & REQ_CANCELLED)) {
+	} else if (len > conn->inline_max) {
 		/*
-		 * The client gave up on the call (its CANCEL came first) and
+		 * A client that gave up on the call (its CANCEL came first)
 		 * fenced the reply room's key: a WRITE there would fail the
 		 * queue pair.  It drops whatever comes; nothing is written.
 		 */
-		type = KRPC_MSG_ERROR;
-		wstatus = ECANCELED;
-		len = 0;
-	} else if (len > conn->inline_max) {
-		if (len <= req->xrdv[1].len && (rc->features & KRPC_WFEAT_RDV)) {
+		bool cancelled = READ_ONCE(req->flags) & REQ_CANCELLED;
+
+		if (!cancelled && len <= req->xrdv[1].len &&
+		    (rc->features & KRPC_WFEAT_RDV)) {
 			flags = KRPC_WF_WRITTEN;
 			nwr = krpc_rw_nr_wr(rc, reply, reply->off, len,
 					    rc->max_sge);
 		} else {
 			type = KRPC_MSG_ERROR;
-			wstatus = EMSGSIZE;
+			wstatus = cancelled ? ECANCELED : EMSGSIZE;
 			len = 0;
 		}
 	}

@@ -316,15 +316,7 @@ void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 /* rdma_res.c: connection resources, receives, keepalive */
 int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);
 void krpc_rdma_go_live_locked(struct krpc_rdma_conn *rc, u32 peer_credits);
-void krpc_rdma_early_rx_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_req_freed(struct krpc_conn *conn);
-
-/* The server holds krpc_req_bound() requests: it takes no more receives. */
-static inline bool krpc_rdma_reqs_held(const struct krpc_rdma_conn *rc)
-{
-	return rc->conn->server &&
-	       rc->conn->nr_reqs >= krpc_req_bound(rc->conn);
-}
 void krpc_rdma_release_all(struct krpc_rdma_conn *rc);
 void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc);
 void krpc_rdma_ka_start(struct krpc_rdma_conn *rc);
@@ -332,6 +324,13 @@ void krpc_rdma_free(struct krpc_conn *conn);
 void krpc_rdma_init_rc(struct krpc_rdma_conn *rc);
 int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
 void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
+
+/* The server holds krpc_req_bound() requests: it takes no more receives. */
+static inline bool krpc_rdma_reqs_held(const struct krpc_rdma_conn *rc)
+{
+	return rc->conn->server &&
+	       rc->conn->nr_reqs >= krpc_req_bound(rc->conn);
+}
 
 /* rdma_cq.c: software devices' CQs */
 #define KRPC_REAP_BATCH		16	/* work completions per ib_poll_cq() */
@@ -346,6 +345,7 @@ void krpc_rdma_poll_cq_destroy(struct krpc_rdma_conn *rc);
 
 /* rdma_rx.c: receive path */
 void krpc_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+void krpc_rdma_early_rx_locked(struct krpc_rdma_conn *rc);
 int krpc_rdma_msg_table_check(void);
 
 /* rdma_mr.c: FRWR registration and READ/WRITE chains */

@@ -250,7 +250,6 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 	struct rdma_conn_param param;
 	struct krpc_wire_conn cp;
 	u32 inline_max, max_msg, recv_size;
-	u16 fault_ver;
 	int ret;
 
 	rc->kdev = krpc_device_lookup(rc->cm_id->device);
@@ -263,9 +262,7 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 	local_limits(rc, &inline_max, &max_msg, &recv_size);
 	cp_fill(&cp, conn->max_depth, rc->features, rc->nr_recv, recv_size,
 		max_msg, inline_max);
-	fault_ver = READ_ONCE(krpc_fault_proto_version);
-	if (fault_ver)
-		cp.version = cpu_to_le16(fault_ver);
+	cp.version = cpu_to_le16(krpc_client_wire_version());
 	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
 	return rdma_connect_locked(rc->cm_id, &param);
 }

@@ -490,14 +490,12 @@ void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock)
 	krpc_conn_lock(conn);
 	tc->live = true;
 	if (!conn->server) {
-		u16 fault_ver = READ_ONCE(krpc_fault_proto_version);
 		struct krpc_wire_hello h;
 
 		krpc_tcp_local_limits(conn, &inline_max, &max_msg);
 		krpc_tcp_hello_fill(&h, conn->max_depth, max_msg, inline_max,
 				    0, 0);
-		if (fault_ver)
-			h.version = cpu_to_le16(fault_ver);
+		h.version = cpu_to_le16(krpc_client_wire_version());
 		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
 					  NULL))
 			krpc_tcp_fail_locked(tc, -ENOMEM);

@@ -4,11 +4,12 @@
  * of the test bed's rxe), a user pool created with the device name "" is
  * host memory that only TCP connections can use.  Such pools are created
  * (counted in debugfs stats, none DMA-mapped; the ABI has no per-pool
- * query) and mapped, a user client echoes 0 bytes to 64 KiB over TCP, asked for by name
- * and by AUTO (which falls back), to a user server on such a pool, byte for
- * byte; an RDMA-only connect fails with -ENODEV (rdma_cm finds no device
- * for the address: RDMA_CM_EVENT_ADDR_ERROR); nothing is ever DMA-mapped;
- * and every pool, connection and call is gone after the close.
+ * query) and mapped, a user client echoes 0 bytes to 64 KiB over TCP,
+ * asked for by name and by AUTO (which falls back), to a user server on
+ * such a pool, byte for byte; an RDMA-only connect fails with -ENODEV
+ * (rdma_cm finds no device for the address: RDMA_CM_EVENT_ADDR_ERROR);
+ * nothing is ever DMA-mapped; and every pool, connection and call is gone
+ * after the close.
  */
 #include <errno.h>
 #include <stdlib.h>
