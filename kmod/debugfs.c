@@ -13,6 +13,8 @@
  *   fault_mute	connection id that stops sending anything (dead-peer tests)
  *   fault_client_delay_ms	RDMA clients wait this long (at most 10 s)
  *		before they handle ESTABLISHED (early-message tests)
+ *   fault_drop_cancel	if not 0, RDMA servers ignore the CANCELs they
+ *		receive (cancel-race tests)
  * debugfs may be disabled or absent; krpc works without it.
  */
 #include <linux/debugfs.h>
@@ -25,6 +27,7 @@ struct dentry *krpc_debugfs_root;
 u16 krpc_fault_proto_version;
 u32 krpc_fault_mute;
 u32 krpc_fault_client_delay_ms;
+u32 krpc_fault_drop_cancel;
 
 /* The protocol version a client announces (fault_proto_version or ours). */
 u16 krpc_client_wire_version(void)
@@ -71,6 +74,8 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(calls_live);
 	STAT(reqs_live);
 	STAT(early_rx);
+	STAT(cancel_acks);
+	STAT(cancel_fenced);
 #undef STAT
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		seq_printf(m, "conn_%s %lld\n", krpc_stat_names[i],
@@ -108,6 +113,8 @@ int krpc_debugfs_init(void)
 			   &krpc_fault_mute);
 	debugfs_create_u32("fault_client_delay_ms", 0600, krpc_debugfs_root,
 			   &krpc_fault_client_delay_ms);
+	debugfs_create_u32("fault_drop_cancel", 0600, krpc_debugfs_root,
+			   &krpc_fault_drop_cancel);
 	return 0;
 }
 

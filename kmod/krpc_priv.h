@@ -113,6 +113,8 @@ struct krpc_global_stats {
 	atomic64_t calls_live;
 	atomic64_t reqs_live;
 	atomic64_t early_rx;		/* RDMA client receives before ESTABLISHED */
+	atomic64_t cancel_acks;		/* RDMA servers' answers to CANCELs */
+	atomic64_t cancel_fenced;	/* RDMA CANCELs unanswered, keys fenced */
 	atomic64_t conn[KRPC_STAT_NR];	/* sums over all connections */
 };
 
@@ -146,6 +148,7 @@ u32 krpc_params_inline_max(void);
 extern u16 krpc_fault_proto_version;
 extern u32 krpc_fault_mute;
 extern u32 krpc_fault_client_delay_ms;
+extern u32 krpc_fault_drop_cancel;
 u16 krpc_client_wire_version(void);
 
 /* ---------------------------------------------------------------------- */
@@ -446,6 +449,9 @@ struct krpc_xrdv {
 #define REQ_REPLIED	BIT(2)	/* krpc_req_reply() was called */
 #define REQ_SLOT	BIT(3)	/* holds conn->reqs[slot] */
 #define REQ_NOMETHOD	BIT(4)
+#define REQ_STARTED	BIT(5)	/* payload in, given to its handler */
+/* The transport answered a CANCEL for it: the handler's reply is dropped. */
+#define REQ_ANSWERED	BIT(6)
 
 /**
  * struct krpc_req - one request at the server
@@ -493,7 +499,7 @@ void krpc_req_destroy(struct krpc_req *req);
 struct krpc_req *krpc_req_alloc_locked(struct krpc_conn *conn, bool oneway,
 				       u64 call_id, u32 method);
 void krpc_req_start_locked(struct krpc_req *req);
-void krpc_req_cancel_locked(struct krpc_conn *conn, u64 call_id);
+struct krpc_req *krpc_req_cancel_locked(struct krpc_conn *conn, u64 call_id);
 void krpc_req_slot_release_locked(struct krpc_req *req);
 void krpc_req_free_locked(struct krpc_req *req);
 void krpc_req_run(struct krpc_req *req);

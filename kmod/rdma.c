@@ -190,7 +190,12 @@ static void try_unsignaled(struct krpc_rdma_conn *rc, struct ib_send_wr *wr)
 	wr->wr_cqe = &rc->unsig_cqe;
 }
 
-static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
+/*
+ * A control message: CREDIT, KEEPALIVE, CANCEL (@call_id), or a server's
+ * answer to a CANCEL (ERROR, @call_id, @ack: the key to invalidate).
+ */
+static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id,
+			    const struct krpc_cancel_ack *ack)
 {
 	struct krpc_sctx *sctx;
 	struct ib_send_wr wr;
@@ -208,8 +213,12 @@ static int post_ctrl_locked(struct krpc_rdma_conn *rc, u8 type, u64 call_id)
 	rc->nr_ctrl++;
 	sctx->ctrl_type = type;
 	sctx->ctrl_id = call_id;
-	hdr_init(rc, sctx, type, 0, 0, call_id, 0, 0);
+	hdr_init(rc, sctx, type, 0, 0, call_id, ack ? ECANCELED : 0, 0);
 	send_wr_init(rc, sctx, &wr, &sge, 1);
+	if (ack && ack->inv) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = ack->inv_rkey;
+	}
 	return post_chain(rc, sctx, &wr, true);
 }
 
@@ -529,11 +538,19 @@ void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc)
 		return;
 	while (rc->nr_cancel) {
 		if (post_ctrl_locked(rc, KRPC_MSG_CANCEL,
-				     rc->cancel_ids[rc->nr_cancel - 1]))
+				     rc->cancel_ids[rc->nr_cancel - 1], NULL))
 			break;
 		rc->nr_cancel--;
 	}
-	if (rc->want_ka && !post_ctrl_locked(rc, KRPC_MSG_KEEPALIVE, 0))
+	while (rc->nr_acks) {
+		struct krpc_cancel_ack *ack = &rc->acks[rc->nr_acks - 1];
+
+		if (post_ctrl_locked(rc, KRPC_MSG_ERROR, ack->call_id, ack))
+			break;
+		rc->nr_acks--;
+		atomic64_inc(&krpc_stats.cancel_acks);
+	}
+	if (rc->want_ka && !post_ctrl_locked(rc, KRPC_MSG_KEEPALIVE, 0, NULL))
 		rc->want_ka = false;
 	while ((sctx = list_first_entry_or_null(&rc->sendq, struct krpc_sctx,
 						node))) {
@@ -546,7 +563,8 @@ void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc)
 		}
 		list_del_init(&sctx->node);
 	}
-	if (credit_update_due(rc) && !post_ctrl_locked(rc, KRPC_MSG_CREDIT, 0)) {
+	if (credit_update_due(rc) &&
+	    !post_ctrl_locked(rc, KRPC_MSG_CREDIT, 0, NULL)) {
 		krpc_conn_stat_inc(rc->conn, KRPC_STAT_CREDIT_MSGS);
 		rc->want_credit = false;
 	}
@@ -592,9 +610,23 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 			list_del_init(&sctx->node);
 		sctx->replied = true;
 		krpc_call_replied_locked(call);
-	} else if (!(call->flags & KRPC_CALL_ONEWAY) &&
-		   rc->nr_cancel < KRPC_NR_CANCEL) {
-		rc->cancel_ids[rc->nr_cancel++] = call->id;
+	} else if (!(call->flags & KRPC_CALL_ONEWAY)) {
+		/* Once per call, and the call holds its slot meanwhile. */
+		if (!WARN_ON_ONCE(rc->nr_cancel >= rc->depth))
+			rc->cancel_ids[rc->nr_cancel++] = call->id;
+		/*
+		 * The server may have posted a WRITE to the reply room or a
+		 * READ of the request before the CANCEL reaches it: keep the
+		 * keys, and the buffers, until it answers.  It answers at
+		 * once (KRPC_WFEAT_CANCEL_ACK), not when the handler is done.
+		 */
+		if ((rc->features & KRPC_WFEAT_CANCEL_ACK) &&
+		    (sctx->mr_state[0] == MR_VALID ||
+		     sctx->mr_state[1] == MR_VALID)) {
+			sctx->await_ack = true;
+			sctx->abort_at = jiffies;
+			rc->nr_await++;
+		}
 	} else if (krpc_sctx_unsig(sctx)) {
 		/*
 		 * No CANCEL follows the unsignaled request: a KEEPALIVE's
@@ -603,6 +635,39 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		rc->want_ka = true;
 	}
 	krpc_rdma_sctx_progress_locked(sctx);
+	krpc_rdma_flush_locked(rc);
+}
+
+/*
+ * Server, CANCEL received for @req (found by its slot; REQ_CANCELLED set).
+ * A request that granted keys holds the client's buffers until it is
+ * answered.  While its handler runs, answer now (ERROR ECANCELED,
+ * invalidating a key as its reply would) and free the slot; the handler's
+ * reply is dropped when it comes (REQ_ANSWERED, krpc_req_reply()).  One
+ * still being read is answered once its payload is in, without its handler
+ * (krpc_req_start_locked()); one whose reply is queued is answered by it.
+ */
+void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
+				 struct krpc_req *req)
+{
+	struct krpc_cancel_ack *ack;
+
+	lockdep_assert_held(&rc->conn->lock);
+	if (!rc->live || !(rc->features & KRPC_WFEAT_CANCEL_ACK) ||
+	    (!req->xrdv[0].len && !req->xrdv[1].len) ||
+	    (req->flags & (REQ_REPLIED | REQ_ANSWERED)) ||
+	    !(req->flags & REQ_STARTED))
+		return;
+	/* Each entry freed a slot the client cannot reuse before it. */
+	if (WARN_ON_ONCE(rc->nr_acks >= rc->depth))
+		return;
+	ack = &rc->acks[rc->nr_acks++];
+	ack->call_id = req->call_id;
+	ack->inv = rc->features & KRPC_WFEAT_REMOTE_INV;
+	ack->inv_rkey = req->xrdv[1].len ? req->xrdv[1].rkey :
+			req->xrdv[0].rkey;
+	req->flags |= REQ_ANSWERED;
+	krpc_req_slot_release_locked(req);
 	krpc_rdma_flush_locked(rc);
 }
 

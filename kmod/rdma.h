@@ -30,10 +30,14 @@
 #define KRPC_CREDIT_SPARE	2
 /* SGEs per SEND, RDMA READ or RDMA WRITE work request we build. */
 #define KRPC_MAX_SGE		16
-/* Cancel notices waiting for a control context; more are dropped. */
-#define KRPC_NR_CANCEL		16
-
 struct krpc_rdma_conn;
+
+/* A server's answer to a CANCEL (struct krpc_rdma_conn.acks). */
+struct krpc_cancel_ack {
+	u64 call_id;
+	u32 inv_rkey;		/* if @inv: key to invalidate remotely */
+	bool inv;
+};
 
 /* Tells listener and connection contexts of one cm handler apart. */
 struct krpc_cm_ctx {
@@ -85,11 +89,15 @@ enum {
  * @replied:	client: the peer answered (or, one-way, the SEND finished)
  * @aborted:	client: the core gave up on the call (timeout, cancel)
  * @released:	client: krpc_call_xprt_done_locked() was called
+ * @await_ack:	client: aborted with keys the server may still use; they
+ *		stay valid until it answers the CANCEL (KRPC_WFEAT_CANCEL_ACK)
+ *		or until @abort_at + ka_timeout_ms, when they are fenced
+ * @abort_at:	client: jiffies when the call was aborted
  * @req:	server: the request being read or replied to
  * @rbuf:	server: buffer the request payload is READ into
  * @reading:	server: READs posted or to post
  * @ctrl_type:	control message type
- * @ctrl_id:	call id of a CANCEL
+ * @ctrl_id:	call id of a CANCEL or a cancel's answer
  * @unode:	client: on rc->unsig while the request's unsignaled SEND is
  *		not known complete (krpc_sctx_unsig()); its buffers stay with
  *		the transport until the reply or a later completion says the
@@ -112,6 +120,8 @@ struct krpc_sctx {
 	bool replied;
 	bool aborted;
 	bool released;
+	bool await_ack;
+	unsigned long abort_at;
 
 	struct krpc_req *req;
 	struct krpc_buf *rbuf;
@@ -205,8 +215,15 @@ struct krpc_rx {
  * @wait_sctx:	server: requests waiting for a send context
  * @want_credit: send a credit update when nothing else goes out
  * @want_ka:	send a keepalive
- * @cancel_ids:	call ids to announce as cancelled
+ * @cancel_ids:	client: call ids to announce as cancelled (@depth
+ *		entries: a call is aborted once, and keeps its slot until
+ *		the CANCEL went out and was answered)
  * @nr_cancel:	entries of @cancel_ids
+ * @nr_await:	client: contexts with @await_ack set
+ * @acks:	server: answers (ERROR ECANCELED) owed to CANCELs of calls
+ *		with keys, whose handlers still run (@depth entries: each
+ *		frees its slot, which the client reuses only after the answer)
+ * @nr_acks:	entries of @acks
  * @unsig_cqe:	where a flushed unsignaled SEND completes (its context may
  *		already serve another call)
  * @unsig_max:	unsignaled SENDs not known complete at most (0: none)
@@ -277,8 +294,11 @@ struct krpc_rdma_conn {
 	struct list_head wait_sctx;
 	bool want_credit;
 	bool want_ka;
-	u64 cancel_ids[KRPC_NR_CANCEL];
+	u64 *cancel_ids;
 	u32 nr_cancel;
+	u32 nr_await;
+	struct krpc_cancel_ack *acks;
+	u32 nr_acks;
 	struct ib_cqe unsig_cqe;
 	u32 unsig_max;
 	u32 unsig_posted;
@@ -298,6 +318,8 @@ struct krpc_rdma_conn {
 /* rdma.c: posting, flow control, transport operations */
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
+void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
+				 struct krpc_req *req);
 void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 				const char *what);
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
@@ -312,6 +334,9 @@ void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx);
 void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
+void krpc_sctx_await_end_locked(struct krpc_sctx *sctx);
+void krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
+				   unsigned long now);
 
 /* rdma_res.c: connection resources, receives, keepalive */
 int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth);

@@ -27,6 +27,8 @@ static void ka_tick(struct timer_list *t)
 	/* Withheld receives (rdma_rx.c) silence the client: not a dead peer. */
 	if (krpc_rdma_reqs_held(rc))
 		rc->last_rx = now;
+	if (rc->nr_await)
+		krpc_rdma_await_expire_locked(rc, now);
 	if (time_after(now, rc->last_rx +
 		       msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
 		pr_warn("conn %u: nothing received for %u ms, peer is dead\n",
@@ -324,9 +326,15 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
 	rc->marks = kcalloc(rc->sq_size, sizeof(*rc->marks), GFP_KERNEL);
+	if (conn->server)
+		rc->acks = kcalloc(depth, sizeof(*rc->acks), GFP_KERNEL);
+	else
+		rc->cancel_ids = kcalloc(depth, sizeof(*rc->cancel_ids),
+					 GFP_KERNEL);
 	hdrs_size = rc->nr_sctx * KRPC_HDR_SIZE;
 	rc->hdrs = kzalloc(hdrs_size, GFP_KERNEL);
-	if (!rc->sge || !rc->wr || !rc->rx || !rc->marks || !rc->hdrs)
+	if (!rc->sge || !rc->wr || !rc->rx || !rc->marks || !rc->hdrs ||
+	    (!rc->acks && !rc->cancel_ids))
 		return -ENOMEM;
 	rc->hdrs_dma = ib_dma_map_single(rc->ibdev, rc->hdrs, hdrs_size,
 					 DMA_TO_DEVICE);
@@ -453,12 +461,16 @@ void krpc_rdma_release_all(struct krpc_rdma_conn *rc)
 	krpc_conn_lock(conn);
 	while (!list_empty(&rc->sendq))
 		list_del_init(rc->sendq.next);
+	rc->nr_cancel = 0;
+	rc->nr_await = 0;
+	rc->nr_acks = 0;
 	for (i = 0; rc->sctx && i < rc->nr_sctx; i++) {
 		struct krpc_sctx *sctx = &rc->sctx[i];
 
 		krpc_rdma_unsig_forget_locked(sctx);
 		sctx->ops = 0;
 		sctx->wr_pending = 0;
+		sctx->await_ack = false;
 		if (sctx->call) {
 			struct krpc_call *call = sctx->call;
 
@@ -513,6 +525,10 @@ void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
 	rc->rx = NULL;
 	kfree(rc->marks);
 	rc->marks = NULL;
+	kfree(rc->cancel_ids);
+	rc->cancel_ids = NULL;
+	kfree(rc->acks);
+	rc->acks = NULL;
 	kfree(rc->sctx);
 	rc->sctx = NULL;
 	kfree(rc->wr);

@@ -198,6 +198,8 @@ static int rx_reply(struct krpc_rdma_conn *rc, struct rx_msg *m)
 	}
 	krpc_conn_stat_add(conn, KRPC_STAT_BYTES_RX, m->len);
 	krpc_conn_stat_inc(conn, KRPC_STAT_REPLIES);
+	/* The answer to a CANCEL: the server is done with the keys. */
+	krpc_sctx_await_end_locked(sctx);
 	if (stale) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_STALE);
 		krpc_buf_put(reply);
@@ -213,6 +215,8 @@ static int rx_reply(struct krpc_rdma_conn *rc, struct rx_msg *m)
 
 static int rx_control(struct krpc_rdma_conn *rc, struct rx_msg *m)
 {
+	struct krpc_req *req;
+
 	if (m->hdr->method || m->hdr->status || m->len)
 		return bad(m, "control message with fields set");
 	if (m->hdr->type != KRPC_MSG_CANCEL) {
@@ -220,7 +224,12 @@ static int rx_control(struct krpc_rdma_conn *rc, struct rx_msg *m)
 			return bad(m, "control message with a call id");
 		return 0;
 	}
-	krpc_req_cancel_locked(rc->conn, m->call_id);
+	/* Test knob: as if the CANCEL came after the reply was posted. */
+	if (READ_ONCE(krpc_fault_drop_cancel))
+		return 0;
+	req = krpc_req_cancel_locked(rc->conn, m->call_id);
+	if (req)
+		krpc_rdma_cancel_ack_locked(rc, req);
 	return 0;
 }
 

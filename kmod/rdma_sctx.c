@@ -40,7 +40,7 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx)
 	lockdep_assert_held(&rc->conn->lock);
 	WARN_ON_ONCE(sctx->wr_pending || sctx->ops || sctx->call || sctx->req ||
 		     sctx->rbuf || sctx->mr[0] || sctx->mr[1] ||
-		     krpc_sctx_unsig(sctx));
+		     krpc_sctx_unsig(sctx) || sctx->await_ack);
 	if (sctx->ctrl_type) {
 		sctx->ctrl_type = 0;
 		rc->nr_ctrl--;
@@ -84,6 +84,46 @@ void krpc_sctx_inv_moot_locked(struct krpc_sctx *sctx)
 		list_del_init(&sctx->node);
 }
 
+/*
+ * Client: an aborted call's keys no longer wait for the server: it
+ * answered the CANCEL (rx_reply()), or did not in time.
+ */
+void krpc_sctx_await_end_locked(struct krpc_sctx *sctx)
+{
+	lockdep_assert_held(&sctx->rc->conn->lock);
+	if (!sctx->await_ack)
+		return;
+	sctx->await_ack = false;
+	sctx->rc->nr_await--;
+}
+
+/*
+ * Keepalive tick, client: a server that has not answered a CANCEL within
+ * ka_timeout_ms of the abort is not expected to: the call's keys are
+ * fenced (LOCAL_INV) and the call completes, as without
+ * KRPC_WFEAT_CANCEL_ACK.  A later WRITE to them fails the connection.
+ */
+void krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
+				   unsigned long now)
+{
+	unsigned long tmo = msecs_to_jiffies(krpc_param(ka_timeout_ms));
+	struct krpc_sctx *sctx;
+	unsigned int i;
+
+	lockdep_assert_held(&rc->conn->lock);
+	for (i = 0; rc->nr_await && i < rc->nr_sctx; i++) {
+		sctx = &rc->sctx[i];
+		if (!sctx->await_ack || time_before(now, sctx->abort_at + tmo))
+			continue;
+		pr_warn_ratelimited("conn %u: call %#llx: cancel not answered in %u ms, fencing its keys\n",
+				    rc->conn->id, sctx->call->id,
+				    jiffies_to_msecs(now - sctx->abort_at));
+		atomic64_inc(&krpc_stats.cancel_fenced);
+		krpc_sctx_await_end_locked(sctx);
+		krpc_rdma_sctx_progress_locked(sctx);
+	}
+}
+
 /* ---------------------------------------------------------------------- */
 /* Send completions */
 
@@ -112,6 +152,9 @@ static void client_progress_locked(struct krpc_sctx *sctx)
 			return;
 		/* Cancelled: the device may still read the request. */
 		if (krpc_sctx_unsig(sctx))
+			return;
+		/* ... or the server still use the keys, until it answers. */
+		if (!sctx->replied && sctx->await_ack)
 			return;
 		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
 			if (sctx->mr_state[i] == MR_VALID) {
@@ -286,6 +329,12 @@ static void serve_waiters_locked(struct krpc_rdma_conn *rc)
 		req = list_first_entry(&rc->wait_sctx, struct krpc_req, node);
 		list_del_init(&req->node);
 		sctx = krpc_sctx_get_locked(rc);
+		/* Cancelled before its payload was read: answer, no READ. */
+		if ((req->flags & (REQ_CANCELLED | REQ_REPLIED)) ==
+		    REQ_CANCELLED) {
+			req->flags |= REQ_REPLIED;
+			req->status = -ECANCELED;
+		}
 		if (req->flags & REQ_REPLIED) {
 			sctx->req = req;
 			krpc_sctx_queue_locked(sctx, OP_REPLY);

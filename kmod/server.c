@@ -319,6 +319,14 @@ void krpc_req_start_locked(struct krpc_req *req)
 	struct krpc_conn *conn = req->conn;
 
 	lockdep_assert_held(&conn->lock);
+	req->flags |= REQ_STARTED;
+	/* The client gave up while the payload was read: no handler. */
+	if (req->flags & REQ_CANCELLED) {
+		req->flags |= REQ_REPLIED;
+		req->status = -ECANCELED;
+		conn->ops->send_reply(conn, req);
+		return;
+	}
 	if (!req->fn) {
 		req->flags |= REQ_NOMETHOD | REQ_REPLIED;
 		req->status = -EBADRQC;
@@ -363,17 +371,23 @@ void krpc_req_run(struct krpc_req *req)
 	krpc_conn_put(conn);
 }
 
-void krpc_req_cancel_locked(struct krpc_conn *conn, u64 call_id)
+/*
+ * A CANCEL for @call_id: mark its request, if it still holds its slot (a
+ * reply posted freed it), and return it for the transport to answer.
+ */
+struct krpc_req *krpc_req_cancel_locked(struct krpc_conn *conn, u64 call_id)
 {
 	u32 slot = call_id & KRPC_CALL_SLOT_MASK;
 	struct krpc_req *req;
 
 	lockdep_assert_held(&conn->lock);
 	if (slot >= conn->depth)
-		return;
+		return NULL;
 	req = conn->reqs[slot];
-	if (req && req->call_id == call_id)
-		WRITE_ONCE(req->flags, req->flags | REQ_CANCELLED);
+	if (!req || req->call_id != call_id)
+		return NULL;
+	WRITE_ONCE(req->flags, req->flags | REQ_CANCELLED);
+	return req;
 }
 
 void krpc_req_slot_release_locked(struct krpc_req *req)
@@ -480,7 +494,8 @@ int krpc_req_reply(struct krpc_req *req, int status, struct krpc_buf *reply)
 	req->flags |= REQ_REPLIED;
 	req->status = status;
 	req->reply = reply;
-	if (req->flags & REQ_ONEWAY) {
+	/* One-way, or the cancel was answered already: nothing to send. */
+	if (req->flags & (REQ_ONEWAY | REQ_ANSWERED)) {
 		krpc_req_free_locked(req);
 	} else if (conn->state != KRPC_CONN_UP) {
 		krpc_req_free_locked(req);

@@ -101,7 +101,9 @@ struct krpc_wire_hdr {
 /* Features (krpc_wire_conn.features): the connection uses the AND. */
 #define KRPC_WFEAT_RDV		BIT_ULL(0)	/* rendezvous by READ/WRITE */
 #define KRPC_WFEAT_REMOTE_INV	BIT_ULL(1)	/* SEND_WITH_INV of rdv keys */
-#define KRPC_WFEAT_ALL		(KRPC_WFEAT_RDV | KRPC_WFEAT_REMOTE_INV)
+#define KRPC_WFEAT_CANCEL_ACK	BIT_ULL(2)	/* CANCEL of a call with keys answered at once */
+#define KRPC_WFEAT_ALL		(KRPC_WFEAT_RDV | KRPC_WFEAT_REMOTE_INV | \
+				 KRPC_WFEAT_CANCEL_ACK)
 
 /**
  * struct krpc_wire_conn - connection private data (rdma_cm REQ and REP)

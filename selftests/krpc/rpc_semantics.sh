@@ -3,7 +3,8 @@
 # RPC semantics over krpc: thousands of concurrent calls answered out of
 # order, window exhaustion (wait vs -EAGAIN), timeout, cancellation (inline
 # and rendezvous; over RDMA also one whose key the reply invalidates while
-# the local invalidation waits), unknown method, handler error, one-way
+# the local invalidation waits, the server's answer to a CANCEL, a reply
+# posted before the CANCEL arrived, a CANCEL never answered), unknown method, handler error, one-way
 # messages (and a flood of them held by their handler: at most 2 x depth
 # requests alive), a reply too large for the caller, a handshake rejected for
 # its version (counted and logged), and over RDMA messages that arrive
@@ -18,6 +19,7 @@ cleanup() {
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_proto_version
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_mute
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_client_delay_ms
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_drop_cancel
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -34,13 +36,44 @@ rpc_check "3000 concurrent calls, replies out of order" krpc_test async 3000 16
 rpc_check "300 concurrent rendezvous calls" krpc_test async 300 6000
 rpc_check "window full: NOWAIT fails, waiting call queues" krpc_test window
 rpc_check "timeout, late reply dropped" krpc_test timeout
+acks0=$(krpc_stat cancel_acks)
 rpc_check "timeout, late 16 KiB reply into the room the call gave back: dropped" \
 	krpc_test timeout 16384
 rpc_check "cancel an inline call" krpc_test cancel 0
 rpc_check "cancel a rendezvous call" krpc_test cancel 100000
-# RDMA: a cancelled call's local invalidation of its reply room's key is
-# still queued (the client is muted) when the server's reply invalidates
-# that key remotely; the call must still complete, once.
+kp=/sys/module/krpc/parameters
+dbg=/sys/kernel/debug/krpc
+# RDMA: a call with keys that times out or is cancelled keeps them until
+# the server answers its CANCEL, which it does at once (the two calls
+# above); a server that posted its reply before the CANCEL reached it
+# (fault_drop_cancel: it never does) writes into the room the call still
+# holds, and the connection stays.  Unanswered for ka_timeout_ms, the keys
+# are fenced and the call completes anyway.
+if [ "$KRPC_TRANSPORT" = rdma ]; then
+	ktap_check "the server answered both CANCELs at once" \
+		test "$(krpc_stat cancel_acks)" = $((acks0 + 2))
+	echo 1 > $dbg/fault_drop_cancel
+	rpc_check "timeout, CANCEL ignored: the 16 KiB reply lands in the room the call keeps" \
+		krpc_test timeout 16384 late
+	ka_i=$(cat $kp/ka_interval_ms) ka_t=$(cat $kp/ka_timeout_ms)
+	echo $((250 * RPC_SLOW)) > $kp/ka_interval_ms
+	echo $((1000 * RPC_SLOW)) > $kp/ka_timeout_ms
+	f0=$(krpc_stat cancel_fenced)
+	rpc_check "CANCEL unanswered for ka_timeout_ms: keys fenced, the call completes" \
+		krpc_test cancel_fence 16384 $((1000 * RPC_SLOW))
+	ktap_check "one call fenced" test "$(krpc_stat cancel_fenced)" = $((f0 + 1))
+	echo "$ka_t" > $kp/ka_timeout_ms
+	echo "$ka_i" > $kp/ka_interval_ms
+	echo 0 > $dbg/fault_drop_cancel
+	ktap_check "no CANCEL answered while they were ignored" \
+		test "$(krpc_stat cancel_acks)" = $((acks0 + 2))
+else
+	ktap_check "TCP answers no CANCEL" test "$(krpc_stat cancel_acks)" = "$acks0"
+fi
+# RDMA: a cancelled call's CANCEL cannot go out (the client is muted), so
+# the call keeps its reply room's key; the server's reply, released
+# meanwhile, answers it and invalidates that key remotely; the call must
+# complete, once.
 if [ "$(rpc_info krpc_test transport)" = 1 ]; then
 	rpc_check "a held call with a 100000-byte reply room" \
 		krpc_test inv_hold 100000
@@ -91,7 +124,6 @@ rpc_check "1000 one-way messages" krpc_test oneway 1000
 # posted (depth + 4) bring in is still taken, so the count settles at most
 # that much higher and stays there.  Then the gate opens and every message
 # goes through, once.
-kp=/sys/module/krpc/parameters
 ka_i=$(cat $kp/ka_interval_ms) ka_t=$(cat $kp/ka_timeout_ms)
 echo $((250 * RPC_SLOW)) > $kp/ka_interval_ms
 echo $((1000 * RPC_SLOW)) > $kp/ka_timeout_ms

@@ -885,6 +885,8 @@ static int cmd_timeout(char **argv, int argc)
 	struct krpc_conn_info before, after;
 	struct krpc_result res = { .status = INT_MIN };
 	unsigned long t0 = jiffies;
+	unsigned int ms;
+	bool late;
 	size_t len = 0;
 	int ret;
 
@@ -892,6 +894,13 @@ static int cmd_timeout(char **argv, int argc)
 		return -ENOTCONN;
 	if (argc > 1 && kstrtoul(argv[1], 0, &len))
 		return -EINVAL;
+	/*
+	 * "late": the server ignores the CANCEL (fault_drop_cancel, set by
+	 * the shell), as if it came after the reply was posted.  Over RDMA
+	 * the call keeps its keys until that reply, which is written into
+	 * the room: it completes only then, and the connection stays.
+	 */
+	late = argc > 2 && !strcmp(argv[2], "late");
 	/*
 	 * With a payload, the late reply echoes it into the reply room the
 	 * call offered, which the call gave back when it timed out.
@@ -914,8 +923,10 @@ static int cmd_timeout(char **argv, int argc)
 		krpc_buf_put(res.reply);
 		return -EINVAL;
 	}
-	if (jiffies_to_msecs(jiffies - t0) >= 300 * slow) {
-		fail("timeout took %u ms", jiffies_to_msecs(jiffies - t0));
+	ms = jiffies_to_msecs(jiffies - t0);
+	if (late ? ms < 300 * slow : ms >= 300 * slow) {
+		fail("timeout took %u ms, want %s %u", ms,
+		     late ? "at least" : "below", 300 * slow);
 		return -EINVAL;
 	}
 	msleep(500 * slow);	/* the late reply arrives and is dropped */
@@ -930,6 +941,57 @@ static int cmd_timeout(char **argv, int argc)
 	ret = echo_once(M_ECHO, 3, 100);
 	if (!ret)
 		tlog("timeout ok\n");
+	return ret;
+}
+
+/*
+ * A call with a reply room times out while the server ignores CANCELs
+ * (fault_drop_cancel, set by the shell) and holds the request (RDMA): the
+ * client keeps the room's key for ka_timeout_ms, then fences it, and the
+ * call completes.  The server's reply, once released, is dropped.
+ * argv: room bytes, ka_timeout_ms.
+ */
+static int cmd_cancel_fence(char **argv, int argc)
+{
+	struct async_call ac = { .expect = -ETIMEDOUT };
+	struct krpc_call_args a = {
+		.method = M_HOLD, .timeout_ms = 50 * slow,
+		.done = async_done, .priv = &ac,
+	};
+	unsigned long room, ka, t0 = jiffies;
+	struct krpc_call *call;
+	struct async_ctx ctx;
+	unsigned int ms;
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	if (argc < 3 || kstrtoul(argv[1], 0, &room) ||
+	    kstrtoul(argv[2], 0, &ka) || ka > 60000)
+		return -EINVAL;
+	a.reply_max = room;
+	async_ctx_init(&ctx, 0);
+	ac.ctx = &ctx;
+	atomic_inc(&ctx.pending);
+	ret = krpc_call_async(clnt, &a, &call);
+	if (ret) {
+		atomic_dec(&ctx.pending);
+		return ret;
+	}
+	ret = wait_held(1);
+	ret = async_wait(&ctx, 10 + 3 * ka / 1000) ?: ret;
+	ms = jiffies_to_msecs(jiffies - t0);
+	if (!ret && ms < ka) {
+		fail("completed after %u ms, before ka_timeout_ms (%lu)", ms,
+		     ka);
+		ret = -EINVAL;
+	}
+	krpc_call_put(call);
+	release_held(0);
+	msleep(200 * slow);
+	ret = ret ?: echo_once(M_ECHO, 5, 0);
+	if (!ret)
+		tlog("unanswered cancel fenced after %u ms\n", ms);
 	return ret;
 }
 
@@ -1590,6 +1652,8 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "cancel_fence"))
+		return cmd_cancel_fence(argv, argc);
 	if (!strcmp(argv[0], "samebuf"))
 		return cmd_samebuf(argv, argc);
 	if (!strcmp(argv[0], "early_reply"))
