@@ -5,6 +5,7 @@
 #include <linux/slab.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <net/net_namespace.h>
 
 #include "krpc_priv.h"
@@ -97,6 +98,40 @@ static bool may_fall_back(int err)
 	}
 }
 
+/*
+ * Wait up to @tmo for @conn to come up.  Return > 0 (up or failed), 0 (time
+ * is up) or -EINTR.  A fatal signal ends the wait (a process killed in a
+ * CONNECT of up to KRPC_TIMEOUT_MAX_MS).  io_uring's CONNECT runs in an
+ * io-wq worker, which io_uring tells to stop (IORING_OP_ASYNC_CANCEL, the
+ * ring's exit) with TIF_NOTIFY_SIGNAL: that ends it too.  Workers block
+ * every signal but SIGKILL and SIGSTOP; a stop is waited out in killable
+ * slices, not taken for a cancel.
+ */
+static long conn_wait_up(struct krpc_conn *conn, unsigned long tmo)
+{
+	unsigned long end = jiffies + tmo;
+	long left;
+
+	if (!(current->flags & PF_IO_WORKER))
+		return wait_for_completion_killable_timeout(&conn->up, tmo);
+	for (;;) {
+		left = (long)(end - jiffies);
+		if (left <= 0)
+			return try_wait_for_completion(&conn->up) ? 1 : 0;
+		if (test_thread_flag(TIF_NOTIFY_SIGNAL) ||
+		    fatal_signal_pending(current))
+			return try_wait_for_completion(&conn->up) ? 1 : -EINTR;
+		if (signal_pending(current))
+			left = wait_for_completion_killable_timeout(&conn->up,
+							min(left, HZ / 10L));
+		else
+			left = wait_for_completion_interruptible_timeout(&conn->up,
+									 left);
+		if (left > 0)
+			return left;
+	}
+}
+
 /* One connection over one transport, up or failed. */
 static struct krpc_conn *conn_open(struct krpc_client *clnt,
 				   const struct krpc_client_opts *opts,
@@ -127,11 +162,10 @@ static struct krpc_conn *conn_open(struct krpc_client *clnt,
 		goto out_put_conn;
 	/*
 	 * The transport bounds each step; this bounds the sum.  A fatal
-	 * signal ends the wait (a process killed in a CONNECT of up to
-	 * KRPC_TIMEOUT_MAX_MS); the shutdown then ends the attempt at once.
+	 * signal or io_uring's cancel ends the wait (conn_wait_up()); the
+	 * shutdown then ends the attempt at once.
 	 */
-	left = wait_for_completion_killable_timeout(&conn->up,
-					msecs_to_jiffies(2 * tmo + 1000));
+	left = conn_wait_up(conn, msecs_to_jiffies(2 * tmo + 1000));
 	if (left <= 0)
 		conn->ops->shutdown(conn, left ? -EINTR : -ETIMEDOUT);
 	wait_for_completion(&conn->up);

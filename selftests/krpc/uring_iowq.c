@@ -3,13 +3,15 @@
  * Commands that io-wq workers issue: CALLs submitted with IOSQE_ASYNC, a
  * FETCH whose worker exits (idle io-wq workers do, after 5 s, while the
  * process lives) before a request comes, and a CONNECT (always issued by
- * a worker) whose process is killed while it waits for a peer that never
- * answers.
+ * a worker) that waits for a peer that never answers while its process is
+ * killed, io_uring cancels it (IORING_OP_ASYNC_CANCEL) or its ring is
+ * closed.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,6 +247,92 @@ TEST_F_TIMEOUT(iowq, killed_in_a_long_connect, 120)
 	EXPECT_TRUE(WIFSIGNALED(status));
 	TH_LOG("gone after %.2f s", lib_now() - t0);
 	EXPECT_EQ(0, krpc_counter_wait("conns_open", 0, 10000));
+}
+
+/*
+ * A ring on a new file, a pool, and a CONNECT (user_data 1) to nobody that
+ * may wait an hour, waiting.  Return 0, or where it failed.
+ */
+static int long_connect_start(struct krpc *k, struct krpc_pool *pool)
+{
+	struct krpc_cmd_connect cc;
+	struct io_uring_sqe *sqe;
+
+	if (krpc_open(k, 8, 0))
+		return 1;
+	if (krpc_pool_create(k->fd, NULL, BUF_SIZE, 16, pool))
+		return 2;
+	cc = connect_cmd(pool, SILENT_ADDR, PORT, KRPC_TIMEOUT_MAX_MS);
+	sqe = io_uring_get_sqe(k->ring);
+	krpc_prep_cmd(k, sqe, KRPC_CMD_CONNECT, &cc, sizeof(cc), 1);
+	if (io_uring_submit(k->ring) != 1)
+		return 3;
+	/* The connection exists: the CONNECT waits. */
+	if (krpc_counter_wait("conns_open", 1, 10000) != 1)
+		return 4;
+	usleep(500000);
+	return 0;
+}
+
+/*
+ * io_uring's cancellation reaches a CONNECT that waits in an io-wq worker
+ * for a peer that never answers: IORING_OP_ASYNC_CANCEL (which finds it
+ * running: -EALREADY) ends it with -EINTR at once, and the attempt leaves
+ * nothing behind.
+ */
+TEST_F_TIMEOUT(iowq, long_connect_cancelled, 120)
+{
+	struct __kernel_timespec ts = { .tv_sec = 20 };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int res[2] = { 1, 1 };
+	struct krpc_pool pool;
+	struct krpc k;
+	double t0;
+	int i;
+
+	ASSERT_EQ(0, long_connect_start(&k, &pool));
+	t0 = lib_now();
+	sqe = io_uring_get_sqe(k.ring);
+	io_uring_prep_cancel64(sqe, 1, 0);
+	sqe->user_data = 2;
+	ASSERT_EQ(1, io_uring_submit(k.ring));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(k.ring, &cqe, &ts))
+			TH_LOG("no completion %d s after the cancel",
+			       (int)ts.tv_sec);
+		ASSERT_TRUE(cqe->user_data == 1 || cqe->user_data == 2);
+		res[cqe->user_data - 1] = cqe->res;
+		io_uring_cqe_seen(k.ring, cqe);
+	}
+	TH_LOG("CONNECT ended %.2f s after the cancel", lib_now() - t0);
+	EXPECT_EQ(-EINTR, res[0]);
+	EXPECT_EQ(-EALREADY, res[1]);
+	EXPECT_EQ(0, krpc_counter_wait("conns_open", 0, 10000));
+	EXPECT_EQ(0, krpc_pool_destroy(k.fd, &pool));
+	krpc_close(&k);
+}
+
+/*
+ * The ring closed while a CONNECT waits (the process lives on): io_uring's
+ * exit cancels the worker's command, and the attempt, the file and the
+ * pool go.
+ */
+TEST_F_TIMEOUT(iowq, ring_closed_in_a_long_connect, 120)
+{
+	struct krpc_pool pool;
+	struct krpc k;
+	double t0;
+
+	ASSERT_EQ(0, long_connect_start(&k, &pool));
+	t0 = lib_now();
+	/* The pool's mapping keeps the file; the CONNECT keeps the pool. */
+	krpc_close(&k);
+	EXPECT_EQ(0, krpc_counter_wait("conns_open", 0, 20000));
+	EXPECT_EQ(0, munmap(pool.base, pool.length));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 10000));
+	TH_LOG("attempt and file gone %.2f s after the ring's exit",
+	       lib_now() - t0);
 }
 
 TEST_HARNESS_MAIN
