@@ -75,7 +75,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(reqs_live);
 	STAT(early_rx);
 	STAT(cancel_acks);
-	STAT(cancel_fenced);
+	STAT(cancel_unanswered);
 #undef STAT
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		seq_printf(m, "conn_%s %lld\n", krpc_stat_names[i],

@@ -114,7 +114,7 @@ struct krpc_global_stats {
 	atomic64_t reqs_live;
 	atomic64_t early_rx;		/* RDMA client receives before ESTABLISHED */
 	atomic64_t cancel_acks;		/* RDMA servers' answers to CANCELs */
-	atomic64_t cancel_fenced;	/* RDMA CANCELs unanswered, keys fenced */
+	atomic64_t cancel_unanswered;	/* RDMA CANCELs unanswered: resets */
 	atomic64_t conn[KRPC_STAT_NR];	/* sums over all connections */
 };
 

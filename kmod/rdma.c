@@ -380,8 +380,9 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	} else if (len > conn->inline_max) {
 		/*
 		 * A client that gave up on the call (its CANCEL came first)
-		 * fenced the reply room's key: a WRITE there would fail the
-		 * queue pair.  It drops whatever comes; nothing is written.
+		 * drops whatever comes: nothing is written.  One without
+		 * KRPC_WFEAT_CANCEL_ACK also fenced the reply room's key, and
+		 * a WRITE there would fail the queue pair.
 		 */
 		bool cancelled = READ_ONCE(req->flags) & REQ_CANCELLED;
 
@@ -611,8 +612,12 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		sctx->replied = true;
 		krpc_call_replied_locked(call);
 	} else if (!(call->flags & KRPC_CALL_ONEWAY)) {
-		/* Once per call, and the call holds its slot meanwhile. */
-		if (!WARN_ON_ONCE(rc->nr_cancel >= rc->depth))
+		/*
+		 * Once per call; the call holds its slot until it is
+		 * answered, which also takes back a CANCEL not yet sent
+		 * (rx_reply()): at most depth wait.
+		 */
+		if (rc->nr_cancel < rc->depth)
 			rc->cancel_ids[rc->nr_cancel++] = call->id;
 		/*
 		 * The server may have posted a WRITE to the reply room or a
@@ -638,6 +643,20 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 	krpc_rdma_flush_locked(rc);
 }
 
+/* Client: @call_id was answered; a CANCEL for it still queued is moot. */
+void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id)
+{
+	u32 i;
+
+	lockdep_assert_held(&rc->conn->lock);
+	for (i = 0; i < rc->nr_cancel; i++) {
+		if (rc->cancel_ids[i] == call_id) {
+			rc->cancel_ids[i] = rc->cancel_ids[--rc->nr_cancel];
+			return;
+		}
+	}
+}
+
 /*
  * Server, CANCEL received for @req (found by its slot; REQ_CANCELLED set).
  * A request that granted keys holds the client's buffers until it is
@@ -646,9 +665,13 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
  * reply is dropped when it comes (REQ_ANSWERED, krpc_req_reply()).  One
  * still being read is answered once its payload is in, without its handler
  * (krpc_req_start_locked()); one whose reply is queued is answered by it.
+ *
+ * Return: 0, or -EPROTO for a client that reused slots before their
+ * answers went out (each queued answer freed a slot that an honest client
+ * reuses only once it has the answer: at most depth are queued).
  */
-void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
-				 struct krpc_req *req)
+int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
+				struct krpc_req *req)
 {
 	struct krpc_cancel_ack *ack;
 
@@ -657,10 +680,9 @@ void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 	    (!req->xrdv[0].len && !req->xrdv[1].len) ||
 	    (req->flags & (REQ_REPLIED | REQ_ANSWERED)) ||
 	    !(req->flags & REQ_STARTED))
-		return;
-	/* Each entry freed a slot the client cannot reuse before it. */
-	if (WARN_ON_ONCE(rc->nr_acks >= rc->depth))
-		return;
+		return 0;
+	if (rc->nr_acks >= rc->depth)
+		return -EPROTO;
 	ack = &rc->acks[rc->nr_acks++];
 	ack->call_id = req->call_id;
 	ack->inv = rc->features & KRPC_WFEAT_REMOTE_INV;
@@ -669,6 +691,7 @@ void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 	req->flags |= REQ_ANSWERED;
 	krpc_req_slot_release_locked(req);
 	krpc_rdma_flush_locked(rc);
+	return 0;
 }
 
 static void rdma_send_reply(struct krpc_conn *conn, struct krpc_req *req)

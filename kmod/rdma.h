@@ -90,8 +90,9 @@ enum {
  * @aborted:	client: the core gave up on the call (timeout, cancel)
  * @released:	client: krpc_call_xprt_done_locked() was called
  * @await_ack:	client: aborted with keys the server may still use; they
- *		stay valid until it answers the CANCEL (KRPC_WFEAT_CANCEL_ACK)
- *		or until @abort_at + ka_timeout_ms, when they are fenced
+ *		stay valid until it answers the CANCEL (KRPC_WFEAT_CANCEL_ACK);
+ *		unanswered at @abort_at + ka_timeout_ms, the connection is
+ *		reset
  * @abort_at:	client: jiffies when the call was aborted
  * @req:	server: the request being read or replied to
  * @rbuf:	server: buffer the request payload is READ into
@@ -216,8 +217,8 @@ struct krpc_rx {
  * @want_credit: send a credit update when nothing else goes out
  * @want_ka:	send a keepalive
  * @cancel_ids:	client: call ids to announce as cancelled (@depth
- *		entries: a call is aborted once, and keeps its slot until
- *		the CANCEL went out and was answered)
+ *		entries: a call is aborted once and keeps its slot until it
+ *		is answered, which takes back its CANCEL if still here)
  * @nr_cancel:	entries of @cancel_ids
  * @nr_await:	client: contexts with @await_ack set
  * @acks:	server: answers (ERROR ECANCELED) owed to CANCELs of calls
@@ -318,8 +319,9 @@ struct krpc_rdma_conn {
 /* rdma.c: posting, flow control, transport operations */
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
-void krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
-				 struct krpc_req *req);
+int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
+				struct krpc_req *req);
+void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id);
 void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 				const char *what);
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
@@ -335,7 +337,7 @@ void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx);
 void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 void krpc_sctx_await_end_locked(struct krpc_sctx *sctx);
-void krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
+bool krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
 				   unsigned long now);
 
 /* rdma_res.c: connection resources, receives, keepalive */

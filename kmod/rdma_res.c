@@ -27,8 +27,8 @@ static void ka_tick(struct timer_list *t)
 	/* Withheld receives (rdma_rx.c) silence the client: not a dead peer. */
 	if (krpc_rdma_reqs_held(rc))
 		rc->last_rx = now;
-	if (rc->nr_await)
-		krpc_rdma_await_expire_locked(rc, now);
+	if (rc->nr_await && krpc_rdma_await_expire_locked(rc, now))
+		goto out;
 	if (time_after(now, rc->last_rx +
 		       msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
 		pr_warn("conn %u: nothing received for %u ms, peer is dead\n",

@@ -175,8 +175,9 @@ static int rx_reply(struct krpc_rdma_conn *rc, struct rx_msg *m)
 	stale = call->state & CALL_RESULT;
 	if (m->hdr->flags & KRPC_WF_WRITTEN) {
 		/*
-		 * A stale call's region is fenced or already back in the
-		 * pool; whatever the peer wrote before the fence is ignored.
+		 * A stale call's region is still held for this answer, or
+		 * fenced (no KRPC_WFEAT_CANCEL_ACK): what was written is
+		 * ignored.
 		 */
 		if (stale) {
 			if (sctx->mr_state[1] == MR_NONE)
@@ -202,6 +203,7 @@ static int rx_reply(struct krpc_rdma_conn *rc, struct rx_msg *m)
 	krpc_sctx_await_end_locked(sctx);
 	if (stale) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_STALE);
+		krpc_rdma_cancel_forget_locked(rc, call->id);
 		krpc_buf_put(reply);
 	} else {
 		krpc_call_result_locked(call, status,
@@ -228,8 +230,8 @@ static int rx_control(struct krpc_rdma_conn *rc, struct rx_msg *m)
 	if (READ_ONCE(krpc_fault_drop_cancel))
 		return 0;
 	req = krpc_req_cancel_locked(rc->conn, m->call_id);
-	if (req)
-		krpc_rdma_cancel_ack_locked(rc, req);
+	if (req && krpc_rdma_cancel_ack_locked(rc, req))
+		return bad(m, "cancels of slots reused before their answer");
 	return 0;
 }
 

@@ -98,12 +98,13 @@ void krpc_sctx_await_end_locked(struct krpc_sctx *sctx)
 }
 
 /*
- * Keepalive tick, client: a server that has not answered a CANCEL within
- * ka_timeout_ms of the abort is not expected to: the call's keys are
- * fenced (LOCAL_INV) and the call completes, as without
- * KRPC_WFEAT_CANCEL_ACK.  A later WRITE to them fails the connection.
+ * Keepalive tick, client: a CANCEL not answered within ka_timeout_ms of
+ * the abort (not sent for lack of credits, or a server that does not
+ * answer).  The keys cannot be fenced while the server may still write to
+ * them, and the call must end: the connection is reset, as when calls are
+ * abandoned on half the slots.  Return true if it was.
  */
-void krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
+bool krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
 				   unsigned long now)
 {
 	unsigned long tmo = msecs_to_jiffies(krpc_param(ka_timeout_ms));
@@ -111,17 +112,18 @@ void krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
 	unsigned int i;
 
 	lockdep_assert_held(&rc->conn->lock);
-	for (i = 0; rc->nr_await && i < rc->nr_sctx; i++) {
+	for (i = 0; i < rc->nr_sctx; i++) {
 		sctx = &rc->sctx[i];
 		if (!sctx->await_ack || time_before(now, sctx->abort_at + tmo))
 			continue;
-		pr_warn_ratelimited("conn %u: call %#llx: cancel not answered in %u ms, fencing its keys\n",
-				    rc->conn->id, sctx->call->id,
-				    jiffies_to_msecs(now - sctx->abort_at));
-		atomic64_inc(&krpc_stats.cancel_fenced);
-		krpc_sctx_await_end_locked(sctx);
-		krpc_rdma_sctx_progress_locked(sctx);
+		pr_warn("conn %u: cancel of call %#llx not answered in %u ms, resetting\n",
+			rc->conn->id, sctx->call->id,
+			jiffies_to_msecs(now - sctx->abort_at));
+		atomic64_inc(&krpc_stats.cancel_unanswered);
+		krpc_rdma_fail_locked(rc, -ETIMEDOUT);
+		return true;
 	}
+	return false;
 }
 
 /* ---------------------------------------------------------------------- */

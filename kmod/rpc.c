@@ -517,9 +517,10 @@ KRPC_EXPORT(krpc_call_sync);
  * The call completes with -ECANCELED as soon as krpc no longer needs its
  * buffers: at once for a queued call; for a sent call once its send
  * finished and any remote key it exposed is invalidated, which over RDMA
- * waits for the server's answer to the cancel (about a round trip; at most
- * the keepalive timeout).  The server is told (krpc_req_cancelled()); a
- * reply that still comes is dropped.  A timeout ends a call the same way.
+ * waits for the server's answer to the cancel (about a round trip; if none
+ * comes within the keepalive timeout, the connection is reset).  The server
+ * is told (krpc_req_cancelled()); a reply that still comes is dropped.  A
+ * timeout ends a call the same way.
  *
  * Context: any context; does not sleep.
  * Return: 0, or -EALREADY if the call already had an outcome.

@@ -47,8 +47,8 @@ dbg=/sys/kernel/debug/krpc
 # the server answers its CANCEL, which it does at once (the two calls
 # above); a server that posted its reply before the CANCEL reached it
 # (fault_drop_cancel: it never does) writes into the room the call still
-# holds, and the connection stays.  Unanswered for ka_timeout_ms, the keys
-# are fenced and the call completes anyway.
+# holds, and the connection stays.  Unanswered for ka_timeout_ms, the
+# connection is reset and the call completes.
 if [ "$KRPC_TRANSPORT" = rdma ]; then
 	ktap_check "the server answered both CANCELs at once" \
 		test "$(krpc_stat cancel_acks)" = $((acks0 + 2))
@@ -58,10 +58,16 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 	ka_i=$(cat $kp/ka_interval_ms) ka_t=$(cat $kp/ka_timeout_ms)
 	echo $((250 * RPC_SLOW)) > $kp/ka_interval_ms
 	echo $((1000 * RPC_SLOW)) > $kp/ka_timeout_ms
-	f0=$(krpc_stat cancel_fenced)
-	rpc_check "CANCEL unanswered for ka_timeout_ms: keys fenced, the call completes" \
-		krpc_test cancel_fence 16384 $((1000 * RPC_SLOW))
-	ktap_check "one call fenced" test "$(krpc_stat cancel_fenced)" = $((f0 + 1))
+	f0=$(krpc_stat cancel_unanswered)
+	l0=$(dmesg | grep -c 'not answered in .* ms, resetting')
+	rpc_check "CANCEL unanswered for ka_timeout_ms: connection reset, the call completes" \
+		krpc_test cancel_unanswered 16384 $((1000 * RPC_SLOW))
+	ktap_check "one reset counted" \
+		test "$(krpc_stat cancel_unanswered)" = $((f0 + 1))
+	ktap_check "one log line says why" \
+		test "$(dmesg | grep -c 'not answered in .* ms, resetting')" = $((l0 + 1))
+	rpc_check "client disconnects" krpc_test disconnect
+	rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
 	echo "$ka_t" > $kp/ka_timeout_ms
 	echo "$ka_i" > $kp/ka_interval_ms
 	echo 0 > $dbg/fault_drop_cancel

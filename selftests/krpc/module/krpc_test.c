@@ -947,12 +947,12 @@ static int cmd_timeout(char **argv, int argc)
 /*
  * A call with a reply room times out while the server ignores CANCELs
  * (fault_drop_cancel, set by the shell) and holds the request (RDMA): the
- * client keeps the room's key for ka_timeout_ms, then fences it, and the
- * call completes.  The server's reply, once released, is dropped.
- * argv: room bytes, ka_timeout_ms.
+ * client keeps the room's key for ka_timeout_ms, then resets the
+ * connection, and the call completes.  argv: room bytes, ka_timeout_ms.
  */
-static int cmd_cancel_fence(char **argv, int argc)
+static int cmd_cancel_unanswered(char **argv, int argc)
 {
+	struct krpc_conn_info info;
 	struct async_call ac = { .expect = -ETIMEDOUT };
 	struct krpc_call_args a = {
 		.method = M_HOLD, .timeout_ms = 50 * slow,
@@ -987,11 +987,15 @@ static int cmd_cancel_fence(char **argv, int argc)
 		ret = -EINVAL;
 	}
 	krpc_call_put(call);
+	krpc_client_query(clnt, &info);
+	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
+		fail("connection state %u reason %d, want dead, -ETIMEDOUT",
+		     info.state, info.reason);
+		ret = -EINVAL;
+	}
 	release_held(0);
-	msleep(200 * slow);
-	ret = ret ?: echo_once(M_ECHO, 5, 0);
 	if (!ret)
-		tlog("unanswered cancel fenced after %u ms\n", ms);
+		tlog("unanswered cancel: reset after %u ms\n", ms);
 	return ret;
 }
 
@@ -1652,8 +1656,8 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
-	if (!strcmp(argv[0], "cancel_fence"))
-		return cmd_cancel_fence(argv, argc);
+	if (!strcmp(argv[0], "cancel_unanswered"))
+		return cmd_cancel_unanswered(argv, argc);
 	if (!strcmp(argv[0], "samebuf"))
 		return cmd_samebuf(argv, argc);
 	if (!strcmp(argv[0], "early_reply"))
