@@ -276,9 +276,12 @@ static int long_connect_start(struct krpc *k, struct krpc_pool *pool)
 
 /*
  * io_uring's cancellation reaches a CONNECT that waits in an io-wq worker
- * for a peer that never answers: IORING_OP_ASYNC_CANCEL (which finds it
- * running: -EALREADY) ends it with -EINTR at once, and the attempt leaves
- * nothing behind.
+ * for a peer that never answers: IORING_OP_ASYNC_CANCEL ends it with
+ * -EINTR at once, and the attempt leaves nothing behind.  The cancel's own
+ * result is io_uring's: -EALREADY (found running, signalled), or -ENOENT
+ * when the CONNECT has already ended by io_uring's second look (after
+ * -EALREADY, io_try_cancel() goes on to other request types, finds none,
+ * and __io_async_cancel() searches the io-wq again).
  */
 TEST_F_TIMEOUT(iowq, long_connect_cancelled, 120)
 {
@@ -307,7 +310,8 @@ TEST_F_TIMEOUT(iowq, long_connect_cancelled, 120)
 	}
 	TH_LOG("CONNECT ended %.2f s after the cancel", lib_now() - t0);
 	EXPECT_EQ(-EINTR, res[0]);
-	EXPECT_EQ(-EALREADY, res[1]);
+	EXPECT_TRUE(res[1] == -EALREADY || res[1] == -ENOENT)
+		TH_LOG("ASYNC_CANCEL: %d", res[1]);
 	EXPECT_EQ(0, krpc_counter_wait("conns_open", 0, 10000));
 	EXPECT_EQ(0, krpc_pool_destroy(k.fd, &pool));
 	krpc_close(&k);
