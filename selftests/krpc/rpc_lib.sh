@@ -41,6 +41,12 @@ client_conn_id() {
 		/sys/kernel/debug/krpc/conns | head -n1
 }
 
+# server_conn_id: the id of the (first) server-side connection
+server_conn_id() {
+	sed -n 's/^conn=\([0-9]*\) role=server .*/\1/p' \
+		/sys/kernel/debug/krpc/conns | head -n1
+}
+
 # rpc_krpc_load [PARAM=VALUE...]: insmod krpc.ko with timings scaled by
 # RPC_SLOW, poll_usecs=$KRPC_POLL_USECS when that is set (the *_poll
 # variants: RDMA completions reaped by poller threads) and

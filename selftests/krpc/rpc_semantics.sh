@@ -52,6 +52,18 @@ dbg=/sys/kernel/debug/krpc
 if [ "$KRPC_TRANSPORT" = rdma ]; then
 	ktap_check "the server answered both CANCELs at once" \
 		test "$(krpc_stat cancel_acks)" = $((acks0 + 2))
+	# The server's READ of a timed-out call's payload waits (its
+	# connection muted) until after the CANCEL: the key is still valid,
+	# and the request is answered without its handler.
+	acks1=$(krpc_stat cancel_acks)
+	echo "$(server_conn_id)" > $dbg/fault_mute
+	rpc_check "rendezvous call times out before the server read it" \
+		krpc_test rcancel_start 100000
+	echo 0 > $dbg/fault_mute
+	rpc_check "read after the CANCEL, answered without the handler; the connection stays" \
+		krpc_test rcancel_finish
+	ktap_check "answered by the reply path, not a cancel answer" \
+		test "$(krpc_stat cancel_acks)" = "$acks1"
 	echo 1 > $dbg/fault_drop_cancel
 	rpc_check "timeout, CANCEL ignored: the 16 KiB reply lands in the room the call keeps" \
 		krpc_test timeout 16384 late

@@ -1036,6 +1036,68 @@ static int cmd_cancel(char **argv, int argc)
 }
 
 /*
+ * RDMA: a rendezvous request whose call times out while the server has not
+ * read its payload yet (the shell mutes the server's connection around
+ * rcancel_start, so its READ waits).  The client keeps the request's key;
+ * once the READ is done the server answers without running the handler
+ * (M_HOLD would hold it).  argv: payload bytes.
+ */
+static struct async_ctx rc_ctx;
+static struct async_call rc_ac;
+
+static int cmd_rcancel_start(char **argv, int argc)
+{
+	struct krpc_call_args a = {
+		.method = M_HOLD, .timeout_ms = 100 * slow,
+		.done = async_done, .priv = &rc_ac,
+	};
+	size_t len;
+	int ret;
+
+	if (!clnt || !srv)
+		return -ENOTCONN;
+	if (argc < 2 || kstrtoul(argv[1], 0, &len) || !len)
+		return -EINVAL;
+	async_ctx_init(&rc_ctx, len);
+	memset(&rc_ac, 0, sizeof(rc_ac));
+	rc_ac.seed = 12;
+	rc_ac.ctx = &rc_ctx;
+	rc_ac.expect = -ETIMEDOUT;
+	a.req.type = KRPC_PL_BUF;
+	a.req.buf = new_payload(rc_ac.seed, len);
+	if (IS_ERR(a.req.buf))
+		return PTR_ERR(a.req.buf);
+	atomic_inc(&rc_ctx.pending);
+	ret = krpc_call_async(clnt, &a, NULL);
+	if (ret) {
+		atomic_dec(&rc_ctx.pending);
+		krpc_buf_put(a.req.buf);
+		return ret;
+	}
+	msleep(500 * slow);	/* timed out, CANCEL sent and seen */
+	if (atomic_read(&rc_ac.done)) {
+		fail("the call completed before the server read its payload");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_rcancel_finish(char **argv, int argc)
+{
+	int ret = async_wait(&rc_ctx, 10);
+
+	if (!ret && held_count()) {
+		fail("the handler ran (%u held)", held_count());
+		release_held(0);
+		ret = -EINVAL;
+	}
+	ret = ret ?: echo_once(M_ECHO, 5, 100000);
+	if (!ret)
+		tlog("answered after the READ, without the handler\n");
+	return ret;
+}
+
+/*
  * A cancelled call whose local invalidation is still queued when the
  * peer's reply kills its key by remote invalidation (RDMA): the shell
  * mutes the client between inv_hold and inv_cancel, so the invalidation
@@ -1656,6 +1718,10 @@ static int run_cmd(char *line)
 		return cmd_timeout(argv, argc);
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(argv, argc);
+	if (!strcmp(argv[0], "rcancel_start"))
+		return cmd_rcancel_start(argv, argc);
+	if (!strcmp(argv[0], "rcancel_finish"))
+		return cmd_rcancel_finish(argv, argc);
 	if (!strcmp(argv[0], "cancel_unanswered"))
 		return cmd_cancel_unanswered(argv, argc);
 	if (!strcmp(argv[0], "samebuf"))
