@@ -359,6 +359,25 @@ static int post_read_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	return post_chain(rc, sctx, &rc->wr[0].wr, false);
 }
 
+/*
+ * Server: the client key that a reply or a cancel answer to @req
+ * invalidates remotely (SEND_WITH_INV): the reply room's, else the
+ * request's.  False if there is none, or no REMOTE_INV.
+ */
+static bool req_inv_rkey(struct krpc_rdma_conn *rc,
+			 const struct krpc_req *req, u32 *rkey)
+{
+	if (!(rc->features & KRPC_WFEAT_REMOTE_INV))
+		return false;
+	if (req->xrdv[1].len)
+		*rkey = req->xrdv[1].rkey;
+	else if (req->xrdv[0].len)
+		*rkey = req->xrdv[0].rkey;
+	else
+		return false;
+	return true;
+}
+
 /* Server: the reply, inline or written into the client's region. */
 static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 {
@@ -421,17 +440,9 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	}
 	send_wr_init(rc, sctx, &send, sge, nsge);
 	/* One of the client's keys dies with the reply; it fences the other. */
-	if (rc->features & KRPC_WFEAT_REMOTE_INV) {
-		if (req->xrdv[1].len)
-			inv_rkey = req->xrdv[1].rkey;
-		else if (req->xrdv[0].len)
-			inv_rkey = req->xrdv[0].rkey;
-	}
-	if (req->xrdv[0].len || req->xrdv[1].len) {
-		if (rc->features & KRPC_WFEAT_REMOTE_INV) {
-			send.opcode = IB_WR_SEND_WITH_INV;
-			send.ex.invalidate_rkey = inv_rkey;
-		}
+	if (req_inv_rkey(rc, req, &inv_rkey)) {
+		send.opcode = IB_WR_SEND_WITH_INV;
+		send.ex.invalidate_rkey = inv_rkey;
 	}
 	if (nwr)
 		rc->wr[nwr - 1].wr.next = &send;
@@ -626,8 +637,7 @@ static void rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		 * once (KRPC_WFEAT_CANCEL_ACK), not when the handler is done.
 		 */
 		if ((rc->features & KRPC_WFEAT_CANCEL_ACK) &&
-		    (sctx->mr_state[0] == MR_VALID ||
-		     sctx->mr_state[1] == MR_VALID)) {
+		    krpc_sctx_key_valid(sctx)) {
 			sctx->await_ack = true;
 			sctx->abort_at = jiffies;
 			rc->nr_await++;
@@ -685,9 +695,7 @@ int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 		return -EPROTO;
 	ack = &rc->acks[rc->nr_acks++];
 	ack->call_id = req->call_id;
-	ack->inv = rc->features & KRPC_WFEAT_REMOTE_INV;
-	ack->inv_rkey = req->xrdv[1].len ? req->xrdv[1].rkey :
-			req->xrdv[0].rkey;
+	ack->inv = req_inv_rkey(rc, req, &ack->inv_rkey);
 	req->flags |= REQ_ANSWERED;
 	krpc_req_slot_release_locked(req);
 	krpc_rdma_flush_locked(rc);

@@ -135,6 +135,12 @@ struct krpc_sctx {
 	u32 useq;
 };
 
+/* Is a key of @sctx still valid: may the peer still use one? */
+static inline bool krpc_sctx_key_valid(const struct krpc_sctx *sctx)
+{
+	return sctx->mr_state[0] == MR_VALID || sctx->mr_state[1] == MR_VALID;
+}
+
 /* Does @sctx wait for an unsignaled SEND (rdma.c)? */
 static inline bool krpc_sctx_unsig(const struct krpc_sctx *sctx)
 {

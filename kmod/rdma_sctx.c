@@ -71,14 +71,9 @@ void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
  */
 void krpc_sctx_inv_moot_locked(struct krpc_sctx *sctx)
 {
-	unsigned int i;
-
 	lockdep_assert_held(&sctx->rc->conn->lock);
-	if (!(sctx->ops & OP_INV))
+	if (!(sctx->ops & OP_INV) || krpc_sctx_key_valid(sctx))
 		return;
-	for (i = 0; i < ARRAY_SIZE(sctx->mr); i++)
-		if (sctx->mr_state[i] == MR_VALID)
-			return;
 	sctx->ops &= ~OP_INV;
 	if (!sctx->ops)
 		list_del_init(&sctx->node);
@@ -139,7 +134,6 @@ void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx)
 static void client_progress_locked(struct krpc_sctx *sctx)
 {
 	struct krpc_call *call = sctx->call;
-	unsigned int i;
 
 	if ((call->flags & KRPC_CALL_ONEWAY) && !sctx->replied) {
 		sctx->replied = true;
@@ -158,11 +152,9 @@ static void client_progress_locked(struct krpc_sctx *sctx)
 		/* ... or the server still use the keys, until it answers. */
 		if (!sctx->replied && sctx->await_ack)
 			return;
-		for (i = 0; i < ARRAY_SIZE(sctx->mr); i++) {
-			if (sctx->mr_state[i] == MR_VALID) {
-				krpc_sctx_queue_locked(sctx, OP_INV);
-				return;
-			}
+		if (krpc_sctx_key_valid(sctx)) {
+			krpc_sctx_queue_locked(sctx, OP_INV);
+			return;
 		}
 		sctx->released = true;
 		krpc_call_xprt_done_locked(call);
