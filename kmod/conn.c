@@ -125,6 +125,7 @@ struct krpc_conn *krpc_conn_alloc(const struct krpc_transport_ops *ops,
 	conn->max_depth = max_depth;
 	conn->peer = *peer;
 	INIT_LIST_HEAD(&conn->backlog);
+	timer_setup(&conn->call_timer, krpc_conn_call_timeout, 0);
 	INIT_LIST_HEAD(&conn->srv_node);
 	INIT_LIST_HEAD(&conn->done_list);
 	INIT_LIST_HEAD(&conn->run_list);
@@ -317,6 +318,11 @@ void krpc_conn_teardown_done(struct krpc_conn *conn)
 	if (clnt)
 		cops = krpc_client_ops_of(clnt);
 	krpc_conn_unlock(conn);
+	/*
+	 * Every call has its result: the call timer finds nothing to wait
+	 * for and is not armed again (it holds no reference).
+	 */
+	timer_delete_sync(&conn->call_timer);
 	complete_all(&conn->up);
 
 	/*

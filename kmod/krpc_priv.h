@@ -231,6 +231,8 @@ int krpc_pollers_show(struct seq_file *m, void *unused);
  * @zombies:	slots held by abandoned calls whose reply has not come
  * @nr_unreplied: client: calls holding a slot whose reply has not come
  *		(RDMA credit updates, rdma.c)
+ * @call_timer:	client: fires at the earliest deadline of the calls without
+ *		a result (rpc.c); stopped by krpc_conn_teardown_done()
  * @reset:	reason to shut the connection down at the next
  *		krpc_conn_unlock() (the transport's shutdown takes the lock)
  * @srv:	server side: the server
@@ -281,6 +283,7 @@ struct krpc_conn {
 	unsigned int nr_backlog;
 	unsigned int zombies;
 	unsigned int nr_unreplied;
+	struct timer_list call_timer;
 	int reset;
 
 	struct krpc_server *srv;
@@ -343,8 +346,8 @@ void krpc_conn_fill_info_locked(struct krpc_conn *conn,
 
 /**
  * struct krpc_call - one client call
- * @ref:	held by krpc until the completion ran, by the slot, by the
- *		armed timer and by a submitter that asked for the handle
+ * @ref:	held by krpc until the completion ran, by the slot and by a
+ *		submitter that asked for the handle
  * @conn:	connection (referenced)
  * @node:	entry in conn->backlog or conn->done_list
  * @id:		call id on the wire
@@ -355,8 +358,7 @@ void krpc_conn_fill_info_locked(struct krpc_conn *conn,
  * @req:	request payload (krpc owns a KRPC_PL_BUF buffer)
  * @reply_dst:	destination of a large reply, or NULL
  * @res:	outcome
- * @timer:	call timeout
- * @deadline:	jiffies of the timeout
+ * @deadline:	jiffies of the timeout (conn->call_timer enforces it)
  * @done:	completion callback
  * @priv:	its argument
  * @xprt:	transport context while CALL_XPRT or CALL_SLOT
@@ -373,7 +375,6 @@ struct krpc_call {
 	struct krpc_payload req;
 	struct krpc_buf *reply_dst;
 	struct krpc_result res;
-	struct timer_list timer;
 	unsigned long deadline;
 	krpc_done_fn done;
 	void *priv;
@@ -392,6 +393,7 @@ void krpc_call_slot_release_locked(struct krpc_call *call);
 struct krpc_call *krpc_call_find_locked(struct krpc_conn *conn, u64 id);
 void krpc_conn_fail_backlog_locked(struct krpc_conn *conn, int reason);
 void krpc_call_run_done(struct krpc_call *call);
+void krpc_conn_call_timeout(struct timer_list *t);
 
 /* Clients (client.c) */
 struct krpc_conn *krpc_client_conn(struct krpc_client *clnt);

@@ -30,11 +30,11 @@ int krpc_rpc_init(void)
 }
 
 /*
- * A call's timer (call_timeout()) can drop its last reference after the
- * owner's krpc_client_destroy() returned: the completion it ran is what
- * the destroy waits for, not the put after it.  Wait for that put, then
- * for the callback to return (it runs in softirq, which synchronize_rcu()
- * waits for), before the cache and the module's text go away.
+ * A completion can drop a call's last reference after the owner's
+ * krpc_client_destroy() returned: the completion is what the destroy
+ * waits for, not the put after it.  Wait for that put, then for the
+ * context it ran in to return (softirq, which synchronize_rcu() waits
+ * for), before the cache and the module's text go away.
  */
 void krpc_rpc_exit(void)
 {
@@ -125,9 +125,6 @@ bool krpc_call_result_locked(struct krpc_call *call, int status,
 	call->res.reply = reply;
 	if (status)
 		krpc_conn_stat_inc(conn, KRPC_STAT_ERRORS);
-	/* A timer that already fired drops its own reference. */
-	if (timer_delete(&call->timer))
-		krpc_call_put(call);
 	call_maybe_done_locked(call);
 	return true;
 }
@@ -272,18 +269,78 @@ void krpc_conn_fail_backlog_locked(struct krpc_conn *conn, int reason)
 	}
 }
 
-static void call_timeout(struct timer_list *t)
+/*
+ * Call timeouts: one timer per connection, as blk-mq keeps one per queue
+ * (blk_add_timer()).  A call records its deadline; the timer is armed for
+ * the earliest one and moved only when a new call's deadline comes before
+ * it, so a call answered in time costs no timer operation.  When it fires,
+ * every call past its deadline is aborted and the timer is armed again for
+ * the earliest deadline left.  A call without a result is in a slot or on
+ * the backlog: both are scanned, under steady traffic about once per call
+ * timeout.
+ */
+static void call_timer_arm_locked(struct krpc_conn *conn, unsigned long at)
 {
-	struct krpc_call *call = timer_container_of(call, t, timer);
-	struct krpc_conn *conn = call->conn;
+	lockdep_assert_held(&conn->lock);
+	if (!timer_pending(&conn->call_timer) ||
+	    time_before(at, conn->call_timer.expires))
+		mod_timer(&conn->call_timer, at);
+}
+
+/*
+ * Abort the calls of @conn past their deadline; *@next gets the earliest
+ * deadline of those left.  Returns whether one was aborted: an abort can
+ * release a slot and start a backlog call in it (conn_kick_locked()),
+ * behind the scan, so the caller scans again.
+ */
+static bool calls_expire_locked(struct krpc_conn *conn, unsigned long now,
+				unsigned long *next, bool *pending)
+{
+	struct krpc_call *call, *tmp;
+	bool expired = false;
+	unsigned int i;
+
+	lockdep_assert_held(&conn->lock);
+	for (i = 0; i < conn->depth; i++) {
+		call = conn->calls[i];
+		if (!call || (call->state & CALL_RESULT))
+			continue;
+		if (time_after_eq(now, call->deadline)) {
+			krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
+			call_abort_locked(call, -ETIMEDOUT);
+			expired = true;
+		} else if (!*pending || time_before(call->deadline, *next)) {
+			*next = call->deadline;
+			*pending = true;
+		}
+	}
+	list_for_each_entry_safe(call, tmp, &conn->backlog, node) {
+		if (time_after_eq(now, call->deadline)) {
+			krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
+			call_abort_locked(call, -ETIMEDOUT);
+			expired = true;
+		} else if (!*pending || time_before(call->deadline, *next)) {
+			*next = call->deadline;
+			*pending = true;
+		}
+	}
+	return expired;
+}
+
+/* conn->call_timer (softirq).  Stopped before the connection can go. */
+void krpc_conn_call_timeout(struct timer_list *t)
+{
+	struct krpc_conn *conn = timer_container_of(conn, t, call_timer);
+	unsigned long next = 0;
+	bool pending;
 
 	krpc_conn_lock(conn);
-	if (!(call->state & CALL_RESULT)) {
-		krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
-		call_abort_locked(call, -ETIMEDOUT);
-	}
+	do {
+		pending = false;
+	} while (calls_expire_locked(conn, jiffies, &next, &pending));
+	if (pending)
+		call_timer_arm_locked(conn, next);
 	krpc_conn_unlock(conn);
-	krpc_call_put(call);
 }
 
 /* Runs from krpc_conn_unlock(), without the lock. */
@@ -379,7 +436,6 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 	call->reply_dst = reply_dst;
 	call->done = args->done;
 	call->priv = args->priv;
-	timer_setup(&call->timer, call_timeout, 0);
 	timeout = args->timeout_ms ? args->timeout_ms : conn->timeout_ms;
 
 	krpc_conn_lock(conn);
@@ -402,10 +458,8 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 		conn->nr_backlog++;
 	}
 	krpc_conn_stat_inc(conn, KRPC_STAT_CALLS);
-	/* Armed under the lock: a result cannot slip in before the timer. */
-	kref_get(&call->ref);
 	call->deadline = jiffies + msecs_to_jiffies(timeout);
-	mod_timer(&call->timer, call->deadline);
+	call_timer_arm_locked(conn, call->deadline);
 	if (callp) {
 		kref_get(&call->ref);
 		*callp = call;

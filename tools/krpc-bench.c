@@ -795,7 +795,13 @@ struct client {
 	int err;
 };
 
-static void slot_prep(struct client *c, struct slot *sl, uint32_t idx)
+/*
+ * @t0 starts the call's latency: the clock read at the slot's previous
+ * completion when this call follows it (the kernel path's slot_submit()
+ * says why).
+ */
+static void slot_prep(struct client *c, struct slot *sl, uint32_t idx,
+		      uint64_t t0)
 {
 	uint8_t *p = krpc_pool_buf(&c->pool, sl->buf);
 	struct io_uring_sqe *sqe;
@@ -814,7 +820,7 @@ static void slot_prep(struct client *c, struct slot *sl, uint32_t idx)
 		       o.req ? sl->buf : KRPC_BUF_NONE, o.req, o.reply,
 		       idx, idx);
 	use_cq(sqe, o.cq ? &c->cq : NULL, idx);
-	sl->t0 = now_ns();
+	sl->t0 = t0;
 }
 
 static int reply_ok(struct client *c, const struct slot *sl, int res,
@@ -912,7 +918,7 @@ static void *client_fn(void *arg)
 	}
 	q.pool = c->pool.handle;
 	for (i = 0; i < c->nr_slots; i++)
-		slot_prep(c, &c->slots[i], i);
+		slot_prep(c, &c->slots[i], i, now_ns());
 	inflight = c->nr_slots;
 	while (inflight) {
 		int n = reap(&c->k, o.cq ? &c->cq : NULL, done), j;
@@ -952,7 +958,7 @@ static void *client_fn(void *arg)
 			if (res < 0 || stopping || stop_flag)
 				inflight--;
 			else
-				slot_prep(c, sl, (uint32_t)done[j].ud);
+				slot_prep(c, sl, (uint32_t)done[j].ud, t);
 		}
 		if (stopping || stop_flag)
 			freeq_flush(&q);

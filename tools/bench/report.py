@@ -163,7 +163,9 @@ def main():
            "connections ask for ``KRPC_CQ_POLL`` (``--cq-mode poll``) and "
            "``poll_usecs`` is 0, so the pollers' spin adapts to the round "
            "trip (Documentation/kernel-api.rst).  Each krpc run is 0.5 s of "
-           "warm-up and 2 s measured; latency", "percentiles come from a "
+           "warm-up and 2 s measured; a call's latency runs from its "
+           "slot's previous completion (which resubmits it) to its own, "
+           "as ib_send_lat times from one post to the next; latency", "percentiles come from a "
            "log-linear histogram (within 1/32 of the value).", ""]
     for kernel in kernels:
         d = data[kernel]

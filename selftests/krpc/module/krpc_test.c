@@ -1392,9 +1392,10 @@ static int cmd_zombies(char **argv, int argc)
 }
 
 /*
- * A call's timer runs its completion (softirq, from call_timeout()); a
- * krpc_client_destroy() that starts meanwhile must not return before that
- * completion has: its owner may free what the callback uses right after.
+ * The call timer runs a timed-out call's completion (softirq, from
+ * krpc_conn_call_timeout()); a krpc_client_destroy() that starts meanwhile
+ * must not return before that completion has: its owner may free what the
+ * callback uses right after.
  * The callback starts the destroy on another CPU (this one is held by the
  * callback's softirq) and spins until it started, and a second more.
  */

@@ -137,8 +137,14 @@ static bool reply_ok(struct brun *r, const struct krpc_buf *buf, u64 seq)
 static void slot_done(struct krpc_call *call, const struct krpc_result *res,
 		      void *priv);
 
-/* Any context.  On failure the slot is idle and the feeder retries it. */
-static int slot_submit(struct bslot *s)
+/*
+ * Any context.  On failure the slot is idle and the feeder retries it.
+ * @t0 starts the call's latency: the clock read at the slot's previous
+ * completion when this call follows it, so a slot's latencies are its
+ * loop period, measured as perftest's ib_send_lat measures its
+ * iterations (from one post to the next), at one clock read per call.
+ */
+static int slot_submit(struct bslot *s, u64 t0)
 {
 	struct brun *r = s->run;
 	struct krpc_call_args a = {
@@ -156,7 +162,7 @@ static int slot_submit(struct bslot *s)
 		stamp(r, a.req.buf, s->seq + 1);
 	}
 	s->seq++;
-	s->t0 = ktime_get_ns();
+	s->t0 = t0;
 	ret = krpc_call_async(s->clnt, &a, NULL);
 	if (ret && r->req)
 		krpc_buf_put(a.req.buf);
@@ -199,7 +205,7 @@ static void slot_done(struct krpc_call *call, const struct krpc_result *res,
 {
 	struct bslot *s = priv;
 	struct brun *r = s->run;
-	u64 ns = ktime_get_ns() - s->t0;
+	u64 now = ktime_get_ns(), ns = now - s->t0;
 
 	if (res->status)
 		atomic64_inc(&r->errors);
@@ -215,7 +221,7 @@ static void slot_done(struct krpc_call *call, const struct krpc_result *res,
 			wake_up(&r->wq);
 		return;
 	}
-	if (slot_submit(s)) {
+	if (slot_submit(s, now)) {
 		atomic64_inc(&r->submit_fail);
 		slot_idle(s);
 	}
@@ -244,7 +250,7 @@ static int feeder_fn(void *arg)
 			if (atomic_cmpxchg(&s->busy, 0, 1))
 				continue;
 			atomic_inc(&r->inflight);
-			if (slot_submit(s)) {
+			if (slot_submit(s, ktime_get_ns())) {
 				atomic64_inc(&r->submit_fail);
 				slot_idle(s);
 				usleep_range(500, 1000);
