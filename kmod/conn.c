@@ -326,9 +326,10 @@ void krpc_conn_teardown_done(struct krpc_conn *conn)
 	complete_all(&conn->up);
 
 	/*
-	 * Completions another context took off done_list (a call's timer:
-	 * nothing of the transport's teardown waits for it) end before the
-	 * owner hears of the end: destroy returns after the last one.
+	 * Completions another context took off done_list (a cancel from
+	 * another thread: nothing of the transport's teardown waits for it)
+	 * end before the owner hears of the end: destroy returns after the
+	 * last one.
 	 */
 	wait_var_event(&conn->done_running, !atomic_read(&conn->done_running));
 

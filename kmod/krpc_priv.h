@@ -228,6 +228,8 @@ int krpc_pollers_show(struct seq_file *m, void *unused);
  * @seq:	client: sequence part of the next call id
  * @backlog:	client: calls waiting for a slot
  * @nr_backlog:	entries on @backlog
+ * @backlog_unsorted: a call on @backlog is due before one queued ahead of
+ *		it (set until @backlog empties; rpc.c's timer scan)
  * @zombies:	slots held by abandoned calls whose reply has not come
  * @nr_unreplied: client: calls holding a slot whose reply has not come
  *		(RDMA credit updates, rdma.c)
@@ -281,6 +283,7 @@ struct krpc_conn {
 	u64 seq;
 	struct list_head backlog;
 	unsigned int nr_backlog;
+	bool backlog_unsorted;
 	unsigned int zombies;
 	unsigned int nr_unreplied;
 	struct timer_list call_timer;

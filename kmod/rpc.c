@@ -51,8 +51,8 @@ void krpc_rpc_exit(void)
 
 /*
  * The last call reference never drops under conn->lock while it would also
- * be the last connection reference: slot and timer references are dropped
- * under the lock, but then the completion reference, the transport's or
+ * be the last connection reference: slot references are dropped under the
+ * lock, but then the completion reference, the transport's or
  * the owner's connection reference is still held.
  */
 static void call_release(struct kref *ref)
@@ -240,7 +240,13 @@ static void call_abort_locked(struct krpc_call *call, int err)
 		call->state &= ~CALL_QUEUED;
 	}
 	krpc_call_result_locked(call, err, 0, NULL);
-	if (queued || !(call->state & CALL_XPRT) || conn->state != KRPC_CONN_UP)
+	/*
+	 * A connection being reset (conn->reset, acted on at the unlock)
+	 * goes down with the call: no CANCEL, no zombie, and no second reset
+	 * for the other calls one timer pass aborts with it.
+	 */
+	if (queued || !(call->state & CALL_XPRT) ||
+	    conn->state != KRPC_CONN_UP || conn->reset)
 		return;
 	if (!(call->state & CALL_REPLIED)) {
 		call->state |= CALL_ZOMBIE;
@@ -288,6 +294,29 @@ static void call_timer_arm_locked(struct krpc_conn *conn, unsigned long at)
 }
 
 /*
+ * Queue @call for a slot.  Calls that share a timeout queue in deadline
+ * order, and the timer's scan of the backlog then stops at the first call
+ * not yet due: a backlog that a stuck peer lets grow costs each pass the
+ * calls it aborts, not the whole queue.  A call due before the last one
+ * marks the backlog unsorted until it empties.
+ */
+static void backlog_add_locked(struct krpc_conn *conn, struct krpc_call *call)
+{
+	struct krpc_call *last;
+
+	lockdep_assert_held(&conn->lock);
+	if (list_empty(&conn->backlog)) {
+		conn->backlog_unsorted = false;
+	} else {
+		last = list_last_entry(&conn->backlog, struct krpc_call, node);
+		if (time_before(call->deadline, last->deadline))
+			conn->backlog_unsorted = true;
+	}
+	list_add_tail(&call->node, &conn->backlog);
+	conn->nr_backlog++;
+}
+
+/*
  * Abort the calls of @conn past their deadline; *@next gets the earliest
  * deadline of those left.  Returns whether one was aborted: an abort can
  * release a slot and start a backlog call in it (conn_kick_locked()),
@@ -319,10 +348,15 @@ static bool calls_expire_locked(struct krpc_conn *conn, unsigned long now,
 			krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
 			call_abort_locked(call, -ETIMEDOUT);
 			expired = true;
-		} else if (!*pending || time_before(call->deadline, *next)) {
+			continue;
+		}
+		if (!*pending || time_before(call->deadline, *next)) {
 			*next = call->deadline;
 			*pending = true;
 		}
+		/* In deadline order, the rest expire later. */
+		if (!conn->backlog_unsorted)
+			break;
 	}
 	return expired;
 }
@@ -437,6 +471,7 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 	call->done = args->done;
 	call->priv = args->priv;
 	timeout = args->timeout_ms ? args->timeout_ms : conn->timeout_ms;
+	call->deadline = jiffies + msecs_to_jiffies(timeout);
 
 	krpc_conn_lock(conn);
 	if (conn->state != KRPC_CONN_UP) {
@@ -454,11 +489,9 @@ static int call_submit(struct krpc_conn *conn, struct krpc_call_args *args,
 	} else {
 		krpc_conn_stat_inc(conn, KRPC_STAT_WINDOW_FULL);
 		call->state |= CALL_QUEUED;
-		list_add_tail(&call->node, &conn->backlog);
-		conn->nr_backlog++;
+		backlog_add_locked(conn, call);
 	}
 	krpc_conn_stat_inc(conn, KRPC_STAT_CALLS);
-	call->deadline = jiffies + msecs_to_jiffies(timeout);
 	call_timer_arm_locked(conn, call->deadline);
 	if (callp) {
 		kref_get(&call->ref);

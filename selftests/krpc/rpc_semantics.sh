@@ -34,7 +34,7 @@ ktap_check "depth is 64" test "$(rpc_info krpc_test depth)" = 64
 
 rpc_check "3000 concurrent calls, replies out of order" krpc_test async 3000 16
 rpc_check "300 concurrent rendezvous calls" krpc_test async 300 6000
-rpc_check "window full: NOWAIT fails, waiting call queues" krpc_test window
+rpc_check "window full: NOWAIT fails, waiting calls queue and time out there" krpc_test window
 rpc_check "timeout, late reply dropped" krpc_test timeout
 acks0=$(krpc_stat cancel_acks)
 rpc_check "timeout, late 16 KiB reply into the room the call gave back: dropped" \
@@ -207,7 +207,7 @@ rpc_check "unanswered timeouts on half the slots reset the connection, one fewer
 	krpc_test zombies
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
-rpc_check "destroy waits for the completion a call's timer is running" \
+rpc_check "destroy waits for the completion the call timer is running" \
 	krpc_test destroy_in_done
 
 # RDMA: the server is live from its accept, before the client has handled

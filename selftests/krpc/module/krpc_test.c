@@ -729,12 +729,14 @@ static void async_ctx_init(struct async_ctx *ctx, size_t len)
 	ctx->reply_len = len;
 }
 
-static int async_submit(struct async_ctx *ctx, struct async_call *ac,
-			u32 method, u32 flags, struct krpc_call **callp)
+/* async_submit() with a call timeout (0: the connection's). */
+static int async_submit_tmo(struct async_ctx *ctx, struct async_call *ac,
+			    u32 method, u32 flags, unsigned int timeout_ms,
+			    struct krpc_call **callp)
 {
 	struct krpc_call_args a = {
 		.method = method, .flags = flags, .reply_max = ctx->len,
-		.done = async_done, .priv = ac,
+		.done = async_done, .priv = ac, .timeout_ms = timeout_ms,
 	};
 	int ret;
 
@@ -753,6 +755,12 @@ static int async_submit(struct async_ctx *ctx, struct async_call *ac,
 			krpc_buf_put(a.req.buf);
 	}
 	return ret;
+}
+
+static int async_submit(struct async_ctx *ctx, struct async_call *ac,
+			u32 method, u32 flags, struct krpc_call **callp)
+{
+	return async_submit_tmo(ctx, ac, method, flags, 0, callp);
 }
 
 static int async_wait(struct async_ctx *ctx, unsigned int secs)
@@ -822,10 +830,11 @@ static int wait_held(unsigned int n)
 static int cmd_window(char **argv, int argc)
 {
 	struct krpc_conn_info info;
-	struct async_call *acs, extra = { .seed = 7 }, nowait = {};
-	struct async_ctx ctx, ectx;
-	unsigned int i, depth;
-	int ret;
+	struct async_call *acs, extra = { .seed = 7 }, nowait = {}, tmo[3] = {};
+	struct async_ctx ctx, ectx, tctx;
+	unsigned int i, depth, ms;
+	unsigned long t0;
+	int ret, tret;
 
 	if (!clnt || !srv)
 		return -ENOTCONN;
@@ -863,6 +872,34 @@ static int cmd_window(char **argv, int argc)
 		fail("queued %u inflight %u, want 1 and %u", info.queued,
 		     info.inflight, depth);
 		ret = -EINVAL;
+	}
+	/*
+	 * Calls waiting for a slot time out there, each at its own deadline:
+	 * one due in 100 ms queued behind the 30 s one above (the call timer
+	 * must not stop its scan of the backlog at a call not yet due), and
+	 * one queued ahead of a later one.
+	 */
+	async_ctx_init(&tctx, 0);
+	for (i = 0; i < ARRAY_SIZE(tmo) && !ret; i++) {
+		tmo[i].expect = i == 1 ? 0 : -ETIMEDOUT;
+		ret = async_submit_tmo(i == 1 ? &ectx : &tctx, &tmo[i], M_ECHO,
+				       0, i == 1 ? 30000 : 100 * slow, NULL);
+		if (ret)
+			fail("waiting call %u with a timeout: %d", i, ret);
+	}
+	/* Always: what was submitted completes into tctx. */
+	t0 = jiffies;
+	tret = async_wait(&tctx, 5);
+	ms = jiffies_to_msecs(jiffies - t0);
+	ret = ret ?: tret;
+	if (!ret) {
+		krpc_client_query(clnt, &info);
+		if (info.queued != 2) {
+			fail("queued %u after the timeouts, want 2", info.queued);
+			ret = -EINVAL;
+		} else {
+			tlog("2 waiting calls timed out in %u ms\n", ms);
+		}
 	}
 	release_held(0);
 	ret = async_wait(&ectx, 30) ?: ret;
@@ -1459,7 +1496,7 @@ static int cmd_destroy_in_done(char **argv, int argc)
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&tdone.done, 20 * slow * HZ)) {
-		fail("%s", "the call's timer never started the destroy");
+		fail("%s", "the call timer never started the destroy");
 		flush_work(&tdone.work);
 		if (completion_done(&tdone.done))
 			clnt = NULL;
