@@ -252,10 +252,21 @@ static void ka_tick(struct timer_list *t)
 	if (!skb_queue_empty_lockless(&tc->sock->sk->sk_receive_queue))
 		WRITE_ONCE(tc->last_rx, now);
 	last_rx = READ_ONCE(tc->last_rx);
+	/*
+	 * A peer we held back retransmits on a timer that backed off while
+	 * we did not read (tcp_rx.c): its silence counts from the end of the
+	 * excuse, until we hear from it.
+	 */
+	if (tc->rx_excused) {
+		if (time_after(tc->rx_excused_until, last_rx))
+			last_rx = tc->rx_excused_until;
+		else
+			tc->rx_excused = false;
+	}
 	if (time_after(now, last_rx + msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
 		pr_warn_ratelimited("conn %u: nothing received from %pISpc for %u ms%s; closing\n",
 				    conn->id, &conn->peer,
-				    jiffies_to_msecs(now - last_rx),
+				    jiffies_to_msecs(now - READ_ONCE(tc->last_rx)),
 				    tc->rx_phase == RX_PAYLOAD || tc->rx_got ?
 				    " in the middle of a message" : "");
 		krpc_tcp_fail_locked(tc, -ETIMEDOUT);

@@ -133,6 +133,13 @@ enum {
  * @rx_paused:	server: rx_work stopped before a header because the
  *		connection holds krpc_req_bound() requests; cleared (and
  *		rx_work queued) by the request free that goes below it
+ * @rx_held:	we hold the peer back (server: @rx_paused; client: no pool
+ *		buffer for a reply), since @rx_held_since (conn->lock)
+ * @rx_excused:	the peer's silence counts from @rx_excused_until, not from
+ *		@last_rx, until @last_rx passes it: it retransmits what our
+ *		full receive buffer dropped while it was held back, on a
+ *		timer that backed off meanwhile (tcp_rx.c,
+ *		krpc_tcp_rx_hold_end_locked(); conn->lock)
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
  * @nr_tx:	entries on @txq
@@ -183,6 +190,10 @@ struct krpc_tcp_conn {
 	bool live;
 	bool hello_done;
 	bool rx_paused;
+	bool rx_held;
+	bool rx_excused;
+	unsigned long rx_held_since;
+	unsigned long rx_excused_until;
 	bool teardown_queued;
 	int drain_reason;
 };
@@ -225,6 +236,8 @@ void krpc_tcp_unlisten(struct krpc_server *srv);
 
 /* tcp_rx.c */
 void krpc_tcp_rx_work(struct work_struct *work);
+void krpc_tcp_rx_hold_start_locked(struct krpc_tcp_conn *tc);
+void krpc_tcp_rx_hold_end_locked(struct krpc_tcp_conn *tc);
 void krpc_tcp_req_freed(struct krpc_conn *conn);
 
 #endif /* KRPC_TCP_H */

@@ -33,9 +33,24 @@
  * tx_work or the teardown frees the replies), so the pause cannot deadlock.
  * A paused connection whose peer closed or reset it is torn down at once:
  * rx_work would not read to the end of the stream.
+ *
+ * Held back (a server at its request bound; a client with no pool buffer
+ * for a reply), the peer is not always stopped by a closed window alone: a
+ * receive buffer that fills before the window closes (the stack only
+ * estimates the buffer memory of the bytes it admits) drops segments, and
+ * the peer's retransmission timer doubles at each drop while we do not
+ * read.  Once we read again, its next retransmission can be up to the hold
+ * plus its first RTO away (its timer stops doubling at TCP_RTO_MAX), with
+ * nothing of it to read meanwhile: seen as 5 s of silence after a hold of
+ * a few seconds, on a connection whose peer had 2.6 MB queued.  That
+ * silence is ours, and the keepalive excuses it: silence counts from twice
+ * the hold (at most TCP_RTO_MAX) plus TCP_RTO_MIN after the hold ends
+ * (krpc_tcp_rx_hold_end_locked(), ka_tick()).
  */
 #include <linux/slab.h>
 #include <linux/overflow.h>
+
+#include <net/tcp.h>
 
 #include "tcp.h"
 #include "pool.h"
@@ -587,10 +602,41 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 		krpc_tcp_fail_locked(tc, -ECONNRESET);
 	} else if (pause && !tc->rx_paused) {
 		tc->rx_paused = true;
+		krpc_tcp_rx_hold_start_locked(tc);
 		krpc_conn_stat_inc(conn, KRPC_STAT_RX_PAUSES);
 	}
 	krpc_conn_unlock(conn);
 	return pause;
+}
+
+/* rx_work stops reading: the peer is held back from now (conn->lock). */
+void krpc_tcp_rx_hold_start_locked(struct krpc_tcp_conn *tc)
+{
+	lockdep_assert_held(&tc->conn->lock);
+	if (!tc->rx_held) {
+		tc->rx_held = true;
+		tc->rx_held_since = jiffies;
+	}
+}
+
+/*
+ * rx_work reads again: excuse the peer's silence for twice the hold, at
+ * most TCP_RTO_MAX (the peer's timer backs off no further), plus
+ * TCP_RTO_MIN (above); ka_tick() counts silence from then (conn->lock).
+ */
+void krpc_tcp_rx_hold_end_locked(struct krpc_tcp_conn *tc)
+{
+	unsigned long now = jiffies, until, held;
+
+	lockdep_assert_held(&tc->conn->lock);
+	if (!tc->rx_held)
+		return;
+	tc->rx_held = false;
+	held = now - tc->rx_held_since;
+	until = now + min_t(unsigned long, 2 * held, TCP_RTO_MAX) + TCP_RTO_MIN;
+	if (!tc->rx_excused || time_after(until, tc->rx_excused_until))
+		tc->rx_excused_until = until;
+	tc->rx_excused = true;
 }
 
 /**
@@ -610,6 +656,7 @@ void krpc_tcp_req_freed(struct krpc_conn *conn)
 	if (tc->rx_paused && tc->live &&
 	    conn->nr_reqs < krpc_req_bound(conn)) {
 		tc->rx_paused = false;
+		krpc_tcp_rx_hold_end_locked(tc);
 		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
 	}
 }
@@ -685,6 +732,7 @@ piece:
 			 * are the slow side: the peer is not silent.
 			 */
 			WRITE_ONCE(tc->last_rx, jiffies);
+			krpc_tcp_rx_hold_start_locked(tc);
 			krpc_conn_unlock(conn);
 			atomic64_inc(&krpc_stats.pool_empty);
 			queue_delayed_work(krpc_wq, &tc->rx_work,
@@ -693,6 +741,8 @@ piece:
 		}
 		if (ret)
 			rx_error_locked(tc, &c, ret);
+		else if (unlikely(tc->rx_held))	/* the buffer came */
+			krpc_tcp_rx_hold_end_locked(tc);
 		krpc_conn_unlock(conn);
 		if (ret)
 			return;
