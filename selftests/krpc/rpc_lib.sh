@@ -60,6 +60,29 @@ rpc_krpc_load() {
 		${KRPC_POLL_USECS:+poll_usecs=$KRPC_POLL_USECS} \
 		${KRPC_CQ_SHARED:+cq_shared=$KRPC_CQ_SHARED} "$@"
 }
+
+# rpc_ka_set INTERVAL_MS TIMEOUT_MS: change the keepalive parameters of a
+# loaded krpc.  A new timeout applies at once, a new interval at each
+# connection's next keepalive tick, at most half the old interval away:
+# lower the interval first and wait until every tick runs on it and a
+# keepalive under it has gone out (half the old interval, then one and a
+# half new ones; half a new one more for the guest's scheduling), then
+# lower the timeout.  Raising both, the timeout goes first.  Either order
+# keeps timeout >= 2 x interval, which krpc enforces, at each step.
+rpc_ka_set() {
+	local kp=/sys/module/krpc/parameters old ms
+	old=$(cat $kp/ka_interval_ms)
+	if [ "$1" -lt "$old" ]; then
+		echo "$1" > $kp/ka_interval_ms || return 1
+		ms=$((old / 2 + 2 * $1))
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		echo "$2" > $kp/ka_timeout_ms
+	else
+		echo "$2" > $kp/ka_timeout_ms || return 1
+		echo "$1" > $kp/ka_interval_ms
+	fi
+}
+
 rpc_mod_dir() { echo "$KRPC_BUILD/selftests/krpc/module"; }
 
 # rpc_ev_reaped: completions of software devices' own CQs (rdma_cq.c)
