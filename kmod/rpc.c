@@ -317,6 +317,25 @@ static void backlog_add_locked(struct krpc_conn *conn, struct krpc_call *call)
 }
 
 /*
+ * Abort @call if it is past its deadline, or make *@next the earliest
+ * deadline not yet due.  Returns whether it was aborted.
+ */
+static bool call_expire_locked(struct krpc_call *call, unsigned long now,
+			       unsigned long *next, bool *pending)
+{
+	if (time_after_eq(now, call->deadline)) {
+		krpc_conn_stat_inc(call->conn, KRPC_STAT_TIMEOUTS);
+		call_abort_locked(call, -ETIMEDOUT);
+		return true;
+	}
+	if (!*pending || time_before(call->deadline, *next)) {
+		*next = call->deadline;
+		*pending = true;
+	}
+	return false;
+}
+
+/*
  * Abort the calls of @conn past their deadline; *@next gets the earliest
  * deadline of those left.  Returns whether one was aborted: an abort can
  * release a slot and start a backlog call in it (conn_kick_locked()),
@@ -332,31 +351,14 @@ static bool calls_expire_locked(struct krpc_conn *conn, unsigned long now,
 	lockdep_assert_held(&conn->lock);
 	for (i = 0; i < conn->depth; i++) {
 		call = conn->calls[i];
-		if (!call || (call->state & CALL_RESULT))
-			continue;
-		if (time_after_eq(now, call->deadline)) {
-			krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
-			call_abort_locked(call, -ETIMEDOUT);
-			expired = true;
-		} else if (!*pending || time_before(call->deadline, *next)) {
-			*next = call->deadline;
-			*pending = true;
-		}
+		if (call && !(call->state & CALL_RESULT))
+			expired |= call_expire_locked(call, now, next, pending);
 	}
 	list_for_each_entry_safe(call, tmp, &conn->backlog, node) {
-		if (time_after_eq(now, call->deadline)) {
-			krpc_conn_stat_inc(conn, KRPC_STAT_TIMEOUTS);
-			call_abort_locked(call, -ETIMEDOUT);
+		if (call_expire_locked(call, now, next, pending))
 			expired = true;
-			continue;
-		}
-		if (!*pending || time_before(call->deadline, *next)) {
-			*next = call->deadline;
-			*pending = true;
-		}
-		/* In deadline order, the rest expire later. */
-		if (!conn->backlog_unsorted)
-			break;
+		else if (!conn->backlog_unsorted)
+			break;	/* in deadline order, the rest expire later */
 	}
 	return expired;
 }
