@@ -15,6 +15,8 @@
  *		before they handle ESTABLISHED (early-message tests)
  *   fault_drop_cancel	if not 0, RDMA servers ignore the CANCELs they
  *		receive (cancel-race tests)
+ *   fault_oneway_delay_ms	one-way requests' sleeping handlers start this
+ *		much later (at most 10 s; late-handler tests)
  * debugfs may be disabled or absent; krpc works without it.
  */
 #include <linux/debugfs.h>
@@ -28,6 +30,7 @@ u16 krpc_fault_proto_version;
 u32 krpc_fault_mute;
 u32 krpc_fault_client_delay_ms;
 u32 krpc_fault_drop_cancel;
+u32 krpc_fault_oneway_delay_ms;
 
 /* The protocol version a client announces (fault_proto_version or ours). */
 u16 krpc_client_wire_version(void)
@@ -115,6 +118,8 @@ int krpc_debugfs_init(void)
 			   &krpc_fault_client_delay_ms);
 	debugfs_create_u32("fault_drop_cancel", 0600, krpc_debugfs_root,
 			   &krpc_fault_drop_cancel);
+	debugfs_create_u32("fault_oneway_delay_ms", 0600, krpc_debugfs_root,
+			   &krpc_fault_oneway_delay_ms);
 	return 0;
 }
 

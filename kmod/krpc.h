@@ -414,6 +414,10 @@ struct krpc_server_opts {
  * now or later from any context; or a negative errno, which krpc sends back
  * as the call's status (the handler must then not call krpc_req_reply()).
  *
+ * A request whose connection closed before its handler started is not
+ * handed to it (the caller has its error), except a one-way message: one
+ * received whole is always handled.
+ *
  * Context: process context from a workqueue (may sleep), unless the method
  * was registered with KRPC_METHOD_NOSLEEP: then softirq, must not sleep.
  */

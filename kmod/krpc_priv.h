@@ -149,6 +149,7 @@ extern u16 krpc_fault_proto_version;
 extern u32 krpc_fault_mute;
 extern u32 krpc_fault_client_delay_ms;
 extern u32 krpc_fault_drop_cancel;
+extern u32 krpc_fault_oneway_delay_ms;
 u16 krpc_client_wire_version(void);
 
 /* ---------------------------------------------------------------------- */

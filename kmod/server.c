@@ -9,6 +9,7 @@
  * so that a second request on a busy slot is caught as a protocol error and
  * a cancel finds its request.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
@@ -358,7 +359,19 @@ void krpc_req_run(struct krpc_req *req)
 	 */
 	krpc_conn_get(conn);
 	srv_req_get(srv);
-	if (READ_ONCE(conn->state) != KRPC_CONN_UP)
+	/* Test knob (debugfs): a one-way handler that starts late. */
+	if (unlikely(READ_ONCE(krpc_fault_oneway_delay_ms)) && !req->nosleep &&
+	    (req->flags & REQ_ONEWAY))
+		msleep(min(READ_ONCE(krpc_fault_oneway_delay_ms), 10000U));
+	/*
+	 * A call's handler is skipped once the connection is gone: its caller
+	 * has its error and may call again.  A one-way message received whole
+	 * is handled all the same, as if the handler had started before the
+	 * peer left: nothing would tell its sender that it was dropped, and
+	 * sleeping handlers start in any order (krpc_handler_wq), so a reply
+	 * to a later call can reach the peer, which then closes, first.
+	 */
+	if (READ_ONCE(conn->state) != KRPC_CONN_UP && !(req->flags & REQ_ONEWAY))
 		ret = -ENOTCONN;
 	else
 		ret = req->fn(req, req->priv);

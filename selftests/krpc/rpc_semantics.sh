@@ -20,6 +20,7 @@ cleanup() {
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_mute
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_client_delay_ms
 	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_drop_cancel
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_oneway_delay_ms
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -204,6 +205,21 @@ ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
 rpc_check "unanswered timeouts on half the slots reset the connection, one fewer do not" \
 	krpc_test zombies
 rpc_check "client disconnects" krpc_test disconnect
+rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+# A one-way message received whole is handled even if its connection closes
+# before the handler starts: here its handler (the open gate) is held back
+# by fault_oneway_delay_ms while a NOSLEEP echo sent after it is answered,
+# and the client disconnects.
+p1=$(gate_passed)
+echo $((500 * RPC_SLOW)) > $dbg/fault_oneway_delay_ms
+rpc_check "one-way message, then an echo answered before its handler started, then disconnect" \
+	krpc_test oneway_close
+for _ in $(seq $((100 * RPC_SLOW))); do
+	[ "$(gate_passed)" = $((p1 + 1)) ] && break
+	sleep 0.1
+done
+echo 0 > $dbg/fault_oneway_delay_ms
+rpc_check "its handler ran after the connection closed" krpc_test gate_stat $((p1 + 1))
 rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
 rpc_check "destroy waits for the completion the call timer is running" \
 	krpc_test destroy_in_done

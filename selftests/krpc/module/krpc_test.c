@@ -48,6 +48,10 @@
  *   nomethod			-EBADRQC from the peer
  *   handler_error		the handler's -EPROTO reaches the caller
  *   oneway N			N one-way messages, counted by the server
+ *   oneway_close		a one-way message to the gate (M_GATE), a NOSLEEP
+ *				echo answered at once, then disconnect: with
+ *				krpc's fault_oneway_delay_ms the gate's handler
+ *				starts after the connection closed
  *   toobig			a reply larger than allowed: -EMSGSIZE
  *   zombies			half the slots time out unanswered: the client
  *				resets the connection (-ETIMEDOUT)
@@ -1329,6 +1333,27 @@ static int cmd_oneway(char **argv, int argc)
 	return ret;
 }
 
+static int cmd_oneway_close(char **argv, int argc)
+{
+	struct async_call ac = { .seed = 5 };
+	struct async_ctx ctx;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	async_ctx_init(&ctx, 16);
+	ctx.reply_len = 0;
+	ret = async_submit(&ctx, &ac, M_GATE, KRPC_CALL_ONEWAY, NULL);
+	ret = async_wait(&ctx, 30) ?: ret;
+	/* Sent; its handler waits.  This one is answered from the rx path. */
+	if (!ret)
+		ret = echo_once(M_NOSLEEP_ECHO, 3, 64);
+	client_stop();
+	if (!ret)
+		tlog("%s", "one-way sent, echo answered, disconnected\n");
+	return ret;
+}
+
 /* The server's reply exceeds what the client offered: -EMSGSIZE. */
 static int cmd_toobig(char **argv, int argc)
 {
@@ -1778,6 +1803,8 @@ static int run_cmd(char *line)
 		return expect_status(M_ERR, -EPROTO);
 	if (!strcmp(argv[0], "oneway"))
 		return cmd_oneway(argv, argc);
+	if (!strcmp(argv[0], "oneway_close"))
+		return cmd_oneway_close(argv, argc);
 	if (!strcmp(argv[0], "toobig"))
 		return cmd_toobig(argv, argc);
 	if (!strcmp(argv[0], "zombies"))
