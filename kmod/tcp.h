@@ -139,7 +139,7 @@ enum {
  *		@last_rx, until @last_rx passes it: it retransmits what our
  *		full receive buffer dropped while it was held back, on a
  *		timer that backed off meanwhile (tcp_rx.c,
- *		krpc_tcp_rx_hold_end_locked(); conn->lock)
+ *		rx_hold_end_locked(); conn->lock)
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
  * @nr_tx:	entries on @txq
@@ -236,8 +236,6 @@ void krpc_tcp_unlisten(struct krpc_server *srv);
 
 /* tcp_rx.c */
 void krpc_tcp_rx_work(struct work_struct *work);
-void krpc_tcp_rx_hold_start_locked(struct krpc_tcp_conn *tc);
-void krpc_tcp_rx_hold_end_locked(struct krpc_tcp_conn *tc);
 void krpc_tcp_req_freed(struct krpc_conn *conn);
 
 #endif /* KRPC_TCP_H */

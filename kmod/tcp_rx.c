@@ -45,7 +45,7 @@
  * a few seconds, on a connection whose peer had 2.6 MB queued.  That
  * silence is ours, and the keepalive excuses it: silence counts from twice
  * the hold (at most TCP_RTO_MAX) plus TCP_RTO_MIN after the hold ends
- * (krpc_tcp_rx_hold_end_locked(), ka_tick()).
+ * (rx_hold_end_locked(), ka_tick()).
  */
 #include <linux/slab.h>
 #include <linux/overflow.h>
@@ -581,6 +581,36 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
  * Before a new header on a server connection: true if the connection holds
  * its bound of requests and rx_work must stop (or it died meanwhile).
  */
+/* rx_work stops reading: the peer is held back from now (conn->lock). */
+static void rx_hold_start_locked(struct krpc_tcp_conn *tc)
+{
+	lockdep_assert_held(&tc->conn->lock);
+	if (!tc->rx_held) {
+		tc->rx_held = true;
+		tc->rx_held_since = jiffies;
+	}
+}
+
+/*
+ * rx_work reads again: excuse the peer's silence for twice the hold, at
+ * most TCP_RTO_MAX (the peer's timer backs off no further), plus
+ * TCP_RTO_MIN (above); ka_tick() counts silence from then (conn->lock).
+ */
+static void rx_hold_end_locked(struct krpc_tcp_conn *tc)
+{
+	unsigned long now = jiffies, until, held;
+
+	lockdep_assert_held(&tc->conn->lock);
+	if (!tc->rx_held)
+		return;
+	tc->rx_held = false;
+	held = now - tc->rx_held_since;
+	until = now + min_t(unsigned long, 2 * held, TCP_RTO_MAX) + TCP_RTO_MIN;
+	if (!tc->rx_excused || time_after(until, tc->rx_excused_until))
+		tc->rx_excused_until = until;
+	tc->rx_excused = true;
+}
+
 static bool rx_pause(struct krpc_tcp_conn *tc)
 {
 	struct krpc_conn *conn = tc->conn;
@@ -602,41 +632,11 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 		krpc_tcp_fail_locked(tc, -ECONNRESET);
 	} else if (pause && !tc->rx_paused) {
 		tc->rx_paused = true;
-		krpc_tcp_rx_hold_start_locked(tc);
+		rx_hold_start_locked(tc);
 		krpc_conn_stat_inc(conn, KRPC_STAT_RX_PAUSES);
 	}
 	krpc_conn_unlock(conn);
 	return pause;
-}
-
-/* rx_work stops reading: the peer is held back from now (conn->lock). */
-void krpc_tcp_rx_hold_start_locked(struct krpc_tcp_conn *tc)
-{
-	lockdep_assert_held(&tc->conn->lock);
-	if (!tc->rx_held) {
-		tc->rx_held = true;
-		tc->rx_held_since = jiffies;
-	}
-}
-
-/*
- * rx_work reads again: excuse the peer's silence for twice the hold, at
- * most TCP_RTO_MAX (the peer's timer backs off no further), plus
- * TCP_RTO_MIN (above); ka_tick() counts silence from then (conn->lock).
- */
-void krpc_tcp_rx_hold_end_locked(struct krpc_tcp_conn *tc)
-{
-	unsigned long now = jiffies, until, held;
-
-	lockdep_assert_held(&tc->conn->lock);
-	if (!tc->rx_held)
-		return;
-	tc->rx_held = false;
-	held = now - tc->rx_held_since;
-	until = now + min_t(unsigned long, 2 * held, TCP_RTO_MAX) + TCP_RTO_MIN;
-	if (!tc->rx_excused || time_after(until, tc->rx_excused_until))
-		tc->rx_excused_until = until;
-	tc->rx_excused = true;
 }
 
 /**
@@ -656,7 +656,7 @@ void krpc_tcp_req_freed(struct krpc_conn *conn)
 	if (tc->rx_paused && tc->live &&
 	    conn->nr_reqs < krpc_req_bound(conn)) {
 		tc->rx_paused = false;
-		krpc_tcp_rx_hold_end_locked(tc);
+		rx_hold_end_locked(tc);
 		mod_delayed_work(krpc_wq, &tc->rx_work, 0);
 	}
 }
@@ -732,7 +732,7 @@ piece:
 			 * are the slow side: the peer is not silent.
 			 */
 			WRITE_ONCE(tc->last_rx, jiffies);
-			krpc_tcp_rx_hold_start_locked(tc);
+			rx_hold_start_locked(tc);
 			krpc_conn_unlock(conn);
 			atomic64_inc(&krpc_stats.pool_empty);
 			queue_delayed_work(krpc_wq, &tc->rx_work,
@@ -742,7 +742,7 @@ piece:
 		if (ret)
 			rx_error_locked(tc, &c, ret);
 		else if (unlikely(tc->rx_held))	/* the buffer came */
-			krpc_tcp_rx_hold_end_locked(tc);
+			rx_hold_end_locked(tc);
 		krpc_conn_unlock(conn);
 		if (ret)
 			return;
