@@ -64,6 +64,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(tcp_zc_sends);
 	STAT(cq_reaped_softirq);
 	STAT(cq_reaped_work);
+	STAT(cq_irq_work);
 	STAT(cq_polled);
 	STAT(poll_sleeps);
 	STAT(poll_defers);

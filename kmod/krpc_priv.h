@@ -100,6 +100,7 @@ struct krpc_global_stats {
 	/* completions of software devices' CQs (rdma_cq.c) reaped ... */
 	atomic64_t cq_reaped_softirq;	/* ... in softirq (irq_poll) */
 	atomic64_t cq_reaped_work;	/* ... on krpc_cq_wq */
+	atomic64_t cq_irq_work;		/* events sent to softirq by irq_work */
 	atomic64_t cq_polled;		/* completions reaped by pollers */
 	atomic64_t poll_sleeps;		/* pollers that armed their CQs and slept */
 	atomic64_t poll_defers;		/* poller ticks left to busy pollers */

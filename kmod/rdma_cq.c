@@ -17,29 +17,49 @@
  *
  * So for a device that uses virtual DMA (ib_uses_virt_dma(), which is what
  * marks the software devices), a connection gets a CQ of its own
- * (ib_create_cq()) whose handler picks per event: in hard or soft interrupt
- * context it schedules the CQ's irq_poll, as IB_POLL_SOFTIRQ would; in any
- * other context it queues the CQ's work on krpc_cq_wq, unbound (any idle
- * CPU picks it up) and high-priority, as IB_POLL_UNBOUND_WORKQUEUE would
- * on ib_core's ib_comp_unbound_wq.  Hardware devices keep the shared pool;
- * so do software devices while the module parameter cq_shared is set (the
- * tests run the pool's path on Soft-RoCE that way).
+ * (ib_create_cq()) whose handler picks per event:
+ *
+ * - in hard or soft interrupt context it schedules the CQ's irq_poll, as
+ *   IB_POLL_SOFTIRQ would;
+ * - in any other context, with fewer than KRPC_ECQ_SPREAD of the
+ *   connection's sends in flight (a lone call or reply: someone waits for
+ *   this completion), it queues an irq_work, whose self-IPI fires as soon
+ *   as the caller enables interrupts again and schedules the irq_poll from
+ *   hard interrupt, so the reap runs at that interrupt's exit on the same
+ *   CPU, with no context switch (a tasklet's way on 6.1);
+ * - otherwise (many in flight, or no irq_work interrupt) it queues the CQ's
+ *   work on krpc_cq_wq, unbound (any idle CPU picks it up) and
+ *   high-priority, as IB_POLL_UNBOUND_WORKQUEUE would on ib_core's
+ *   ib_comp_unbound_wq: under load the reaping then runs beside the
+ *   device's own work rather than after it, and in bigger batches.
+ *
+ * On the 6.12 test bed the irq_work took a kernel-path round trip at one
+ * call in flight from 330 to 170-200 us; the work queue alone kept 64 calls
+ * in flight about 20 % faster than the irq_work alone, and the mix of the
+ * two is at least as fast as either (Documentation/performance.rst).
+ * Hardware devices keep the shared pool; so do software devices while the
+ * module parameter cq_shared is set (the tests run the pool's path on
+ * Soft-RoCE that way).
  *
  * Context: completion handlers (the wr_cqe->done callbacks) run with bottom
  * halves disabled either way (softirq, or the work with local_bh_disable()),
  * as from IB_POLL_SOFTIRQ.  Locking: one reaper at a time per CQ: the
- * handler schedules only if it sets KRPC_ECQ_SCHED, which the reaper clears
- * when it is done, just before it re-arms the CQ; so the irq_poll and the
- * work never reap the same CQ at once.
+ * handler schedules (the irq_work, the irq_poll or the work) only if it sets
+ * KRPC_ECQ_SCHED, which the reaper clears when it is done, just before it
+ * re-arms the CQ; so the irq_poll and the work never reap the same CQ at
+ * once.
  */
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
+#include <linux/irq_work.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
 #include "rdma.h"
 
 #define KRPC_ECQ_BUDGET		64	/* per pass of the work */
+/* Sends in flight from which process-context events go to the work queue */
+#define KRPC_ECQ_SPREAD		4
 
 enum {
 	KRPC_ECQ_SCHED,		/* an irq_poll or the work is due or running */
@@ -51,16 +71,20 @@ enum {
  * @cq:		the CQ (ib_create_cq())
  * @flags:	KRPC_ECQ_*
  * @iop:	reaps in softirq
+ * @iw:		schedules @iop on the CPU of a process-context event
  * @work:	reaps on krpc_cq_wq
  * @conn_id:	connection, for log lines
+ * @rc:		connection (outlives the CQ), for its sends in flight
  * @wc:		completions of one ib_poll_cq() (the reaper only)
  */
 struct krpc_ecq {
 	struct ib_cq *cq;
 	unsigned long flags;
 	struct irq_poll iop;
+	struct irq_work iw;
 	struct work_struct work;
 	u32 conn_id;
+	struct krpc_rdma_conn *rc;
 	struct ib_wc wc[KRPC_REAP_BATCH];
 };
 
@@ -153,6 +177,28 @@ static void ecq_work(struct work_struct *work)
 		queue_work(krpc_cq_wq, &e->work);
 }
 
+/* Hard interrupt (the self-IPI), on the CPU that queued it. */
+static void ecq_irq_work(struct irq_work *iw)
+{
+	struct krpc_ecq *e = container_of(iw, struct krpc_ecq, iw);
+
+	irq_poll_sched(&e->iop);
+}
+
+/*
+ * Reap on this CPU, right after the caller: few sends in flight, so the
+ * completion is most likely what someone waits for.  Read without the
+ * connection's lock: a hint.
+ */
+static bool ecq_here(struct krpc_ecq *e)
+{
+	struct krpc_rdma_conn *rc = e->rc;
+
+	return arch_irq_work_has_interrupt() &&
+	       READ_ONCE(rc->nr_sctx) - READ_ONCE(rc->nr_free_sctx) <
+	       KRPC_ECQ_SPREAD;
+}
+
 /* Any context; the device's CQ lock may be held (Soft-RoCE on 6.12). */
 static void ecq_comp_handler(struct ib_cq *cq, void *ctx)
 {
@@ -163,7 +209,11 @@ static void ecq_comp_handler(struct ib_cq *cq, void *ctx)
 		return;
 	if (in_hardirq() || in_serving_softirq())
 		irq_poll_sched(&e->iop);
-	else
+	else if (ecq_here(e)) {
+		/* Not pending: its run clears that before the reap. */
+		irq_work_queue(&e->iw);
+		atomic64_inc(&krpc_stats.cq_irq_work);
+	} else
 		queue_work(krpc_cq_wq, &e->work);
 }
 
@@ -194,7 +244,9 @@ int krpc_rdma_ecq_create(struct krpc_rdma_conn *rc)
 	if (!e)
 		return -ENOMEM;
 	e->conn_id = rc->conn->id;
+	e->rc = rc;
 	irq_poll_init(&e->iop, KRPC_ECQ_BUDGET, ecq_iop);
+	init_irq_work(&e->iw, ecq_irq_work);
 	INIT_WORK(&e->work, ecq_work);
 	cq = ib_create_cq(rc->ibdev, ecq_comp_handler, ecq_event_handler, e,
 			  &attr);
@@ -229,6 +281,7 @@ void krpc_rdma_ecq_destroy(struct krpc_rdma_conn *rc)
 	irq_poll_disable(&e->iop);
 	cancel_work_sync(&e->work);
 	ib_destroy_cq(e->cq);
+	irq_work_sync(&e->iw);
 	/* A handler that ran before DEAD was seen queued nothing to reap. */
 	cancel_work_sync(&e->work);
 	kfree(e);

@@ -8,7 +8,8 @@
 # reference.  rpc_echo_poll.sh runs it with poll_usecs set: every RDMA
 # completion must then be reaped by a krpc_poll thread (none otherwise).
 # Without it, Soft-RoCE being a software device, they are reaped per event
-# from krpc's own CQs (rdma_cq.c: in softirq or on its work queue); with
+# from krpc's own CQs (rdma_cq.c: in softirq, one call at a time, or on its
+# work queue, with many in flight: both are checked); with
 # cq_shared=1 (rpc_echo_shared.sh) from ib_core's shared pool, never per
 # event, as a hardware device's.
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -41,12 +42,15 @@ done
 rpc_check "echo through a NOSLEEP handler" krpc_test nosleep_echo 100 10
 p0=$(krpc_stat cq_polled)
 e0=$(rpc_ev_reaped)
+w0=$(krpc_stat cq_reaped_work) i0=$(krpc_stat cq_irq_work)
 rpc_check "echo 8 KiB x 200" krpc_test echo 8192 200
 p1=$(krpc_stat cq_polled)
 e1=$(rpc_ev_reaped)
+w1=$(krpc_stat cq_reaped_work) i1=$(krpc_stat cq_irq_work)
 log "200 echoes: cq_polled $p0 -> $p1, $(krpc_pollers) poller threads;" \
 	"per event: softirq $(krpc_stat cq_reaped_softirq)," \
-	"work $(krpc_stat cq_reaped_work) (in all)"
+	"work $(krpc_stat cq_reaped_work) (in all);" \
+	"process-context events sent to softirq by irq_work $((i1 - i0))"
 if [ -n "${KRPC_POLL_USECS:-}" ] && [ "$KRPC_TRANSPORT" = rdma ]; then
 	# each call: at least two sends and two receives, both sides here
 	ktap_check "200 echoes: at least 800 completions reaped by pollers" \
@@ -66,6 +70,25 @@ if [ -z "${KRPC_POLL_USECS:-}" ] && [ "$KRPC_TRANSPORT" = rdma ]; then
 		# Soft-RoCE is a software device: its CQs are krpc's own
 		ktap_check "200 echoes: at least 800 completions reaped per event" \
 			test $((e1 - e0)) -ge 800
+		# One call at a time: each completion is reaped on the CPU
+		# that made it, in softirq (rdma_cq.c), never queued.
+		ktap_check "200 echoes, one at a time: none reaped on the work queue" \
+			test "$w1" = "$w0"
+		# Many calls in flight: where Soft-RoCE completes from
+		# process context (6.12: irq_work used above), the events
+		# go to the work queue, reaped beside Soft-RoCE's work.
+		rpc_check "storm of inline calls (1 s)" krpc_test storm_start 100
+		sleep 1
+		rpc_check "storm: every call completed once" krpc_test storm_stop
+		w2=$(krpc_stat cq_reaped_work)
+		log "storm: reaped on the work queue $((w2 - w1))"
+		if [ "$i1" -gt "$i0" ]; then
+			ktap_check "storm: completions reaped on the work queue" \
+				test "$w2" -gt "$w1"
+		else
+			ktap_check "storm: this device completes in interrupt context: none reaped on the work queue" \
+				test "$w2" = "$w1"
+		fi
 	fi
 fi
 if [ "$KRPC_TRANSPORT" = tcp ]; then

@@ -136,8 +136,9 @@ raw_ev_pp() {	# raw_ev_pp SIZE: ibv_rc_pingpong -e, the mean round trip
 # raised from a completion handler that Soft-RoCE calls from a kworker)
 # wakes ksoftirqd to run it.  Setup (connection, server start) included.
 # With them, krpc's completions of software devices' CQs (rdma_cq.c), by
-# where they were reaped: in softirq, or on krpc's work queue.
-ctxsw() {	# ctxsw: "ALL KSOFTIRQD CQ_SOFTIRQ CQ_WORK" so far
+# where they were reaped: in softirq, or on krpc's work queue; and the
+# process-context events that an irq_work sent to softirq.
+ctxsw() {	# ctxsw: "ALL KSOFTIRQD CQ_SOFTIRQ CQ_WORK CQ_IRQ_WORK" so far
 	local k=0 p
 	for p in $(pgrep '^ksoftirqd/'); do
 		k=$((k + $(awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 }
@@ -145,21 +146,23 @@ ctxsw() {	# ctxsw: "ALL KSOFTIRQD CQ_SOFTIRQ CQ_WORK" so far
 	done
 	echo "$(awk '$1 == "ctxt" { print $2 }' /proc/stat) $k" \
 		"$(awk '$1 == "cq_reaped_softirq" { s = $2 } $1 == "cq_reaped_work" { w = $2 }
-			END { print s + 0, w + 0 }' /sys/kernel/debug/krpc/stats 2> /dev/null)"
+			$1 == "cq_irq_work" { i = $2 }
+			END { print s + 0, w + 0, i + 0 }' /sys/kernel/debug/krpc/stats 2> /dev/null)"
 }
 
 switches() {	# switches WHAT CALLS CMD...: per call of CMD, 64 B
-	local what=$1 calls=$2 a0 a1 a2 a3 b0 b1 b2 b3
+	local what=$1 calls=$2 a0 a1 a2 a3 a4 b0 b1 b2 b3 b4
 	shift 2
-	read -r a0 a1 a2 a3 <<< "$(ctxsw)"
+	read -r a0 a1 a2 a3 a4 <<< "$(ctxsw)"
 	"$@" > /dev/null 2>> "$out.log" || { echo "bench: switches $what failed"; return 1; }
-	read -r b0 b1 b2 b3 <<< "$(ctxsw)"
+	read -r b0 b1 b2 b3 b4 <<< "$(ctxsw)"
 	per() { awk -v d="$1" -v n="$calls" 'BEGIN { printf "%.2f", d / n }'; }
 	emit switches 64 1 "what=\"$what\"" "calls=$calls" \
 		"ctxt_per_call=$(per $((b0 - a0)))" \
 		"ksoftirqd_per_call=$(per $((b1 - a1)))" \
 		"cq_softirq_per_call=$(per $((b2 - a2)))" \
-		"cq_work_per_call=$(per $((b3 - a3)))"
+		"cq_work_per_call=$(per $((b3 - a3)))" \
+		"cq_irq_work_per_call=$(per $((b4 - a4)))"
 }
 
 raw_bw() {	# raw_bw SIZE

@@ -547,6 +547,23 @@ def switch_section(sw, wi):
                 "An HCA calls completion handlers in hard interrupts, "
                 "where the softirq runs on their exit, without ksoftirqd.")
         elif cq["ksoftirqd_per_call"] < 0.5 and \
+                cq.get("cq_irq_work_per_call", 0) >= 0.5:
+            line += (
+                "  Here Soft-RoCE calls the completion handlers from its "
+                "workqueue, in process context with interrupts off, where a "
+                "raised softirq would wait for ksoftirqd on that busy vCPU; "
+                "krpc's CQs on a software device (rdma_cq.c) hand such an "
+                "event to an irq_work instead (%.1f per call), whose "
+                "self-interrupt runs the reaping softirq on that vCPU as soon "
+                "as Soft-RoCE enables interrupts again, without a switch "
+                "(%.1f completions per call reaped in softirq, %.1f on "
+                "krpc's work queue, which takes the events of connections "
+                "with 4 or more sends in flight).  The switches left are "
+                "Soft-RoCE's own kworkers and the wake-ups of the two "
+                "processes." % (cq["cq_irq_work_per_call"],
+                                cq["cq_softirq_per_call"],
+                                cq.get("cq_work_per_call", 0)))
+        elif cq["ksoftirqd_per_call"] < 0.5 and \
                 cq.get("cq_work_per_call", 0) > cq.get("cq_softirq_per_call", 0):
             line += (
                 "  Here Soft-RoCE calls the completion handlers from its "
