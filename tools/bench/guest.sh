@@ -299,6 +299,10 @@ pair_round_run() {	# one paired round at SIZE
 	kbench krpc_user_cq_kpoll_lat "$size" 1 --cq --kernel-poll ||
 		echo "bench: pair $round: krpc user cq kernel busy-poll failed"
 	poll_set off
+	# the other busy-polling user path: both processes spin on their
+	# mapped queues, the CQs interrupt-driven
+	kbench krpc_user_cq_busy_lat "$size" 1 --cq --busy-poll ||
+		echo "bench: pair $round: krpc user cq busy-poll failed"
 	if [ "$pollers" -gt 1 ] && krpc_load poll_threads="$pollers"; then
 		poll_set on
 		kbench krpc_kernel_pollcpu_lat "$size" 1 -p kernel ||
