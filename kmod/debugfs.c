@@ -17,6 +17,10 @@
  *		receive (cancel-race tests)
  *   fault_oneway_delay_ms	one-way requests' sleeping handlers start this
  *		much later (at most 10 s; late-handler tests)
+ *   fault_cq_irq_work	if not 0, software devices' CQ events in interrupt
+ *		context also go through the irq_work that process-context
+ *		ones take (rdma_cq.c; where Soft-RoCE completes in softirq,
+ *		as on 6.1 and the debug kernel)
  * debugfs may be disabled or absent; krpc works without it.
  */
 #include <linux/debugfs.h>
@@ -31,6 +35,7 @@ u32 krpc_fault_mute;
 u32 krpc_fault_client_delay_ms;
 u32 krpc_fault_drop_cancel;
 u32 krpc_fault_oneway_delay_ms;
+u32 krpc_fault_cq_irq_work;
 
 /* The protocol version a client announces (fault_proto_version or ours). */
 u16 krpc_client_wire_version(void)
@@ -121,6 +126,8 @@ int krpc_debugfs_init(void)
 			   &krpc_fault_drop_cancel);
 	debugfs_create_u32("fault_oneway_delay_ms", 0600, krpc_debugfs_root,
 			   &krpc_fault_oneway_delay_ms);
+	debugfs_create_u32("fault_cq_irq_work", 0600, krpc_debugfs_root,
+			   &krpc_fault_cq_irq_work);
 	return 0;
 }
 

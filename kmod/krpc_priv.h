@@ -151,6 +151,7 @@ extern u32 krpc_fault_mute;
 extern u32 krpc_fault_client_delay_ms;
 extern u32 krpc_fault_drop_cancel;
 extern u32 krpc_fault_oneway_delay_ms;
+extern u32 krpc_fault_cq_irq_work;
 u16 krpc_client_wire_version(void);
 
 /* ---------------------------------------------------------------------- */

@@ -21,22 +21,27 @@
  *
  * - in hard or soft interrupt context it schedules the CQ's irq_poll, as
  *   IB_POLL_SOFTIRQ would;
- * - in any other context, with fewer than KRPC_ECQ_SPREAD of the
- *   connection's sends in flight (a lone call or reply: someone waits for
- *   this completion), it queues an irq_work, whose self-IPI fires as soon
- *   as the caller enables interrupts again and schedules the irq_poll from
- *   hard interrupt, so the reap runs at that interrupt's exit on the same
- *   CPU, with no context switch (a tasklet's way on 6.1);
- * - otherwise (many in flight, or no irq_work interrupt) it queues the CQ's
- *   work on krpc_cq_wq, unbound (any idle CPU picks it up) and
- *   high-priority, as IB_POLL_UNBOUND_WORKQUEUE would on ib_core's
- *   ib_comp_unbound_wq: under load the reaping then runs beside the
- *   device's own work rather than after it, and in bigger batches.
+ * - in any other context, while the connection holds fewer than
+ *   KRPC_ECQ_SPREAD send contexts (a call or a reply or two in flight:
+ *   someone waits for this completion), it queues an irq_work.  Its
+ *   self-IPI fires on this CPU once the caller enables interrupts again
+ *   (Soft-RoCE calls with them off) and schedules the irq_poll from hard
+ *   interrupt, so the reap runs at that interrupt's exit, or where the
+ *   caller enables bottom halves again, with no context switch (what 6.1's
+ *   tasklet gives);
+ * - otherwise (more contexts in use, PREEMPT_RT, where an irq_work runs in
+ *   a thread, or no irq_work interrupt) it queues the CQ's work on
+ *   krpc_cq_wq, unbound (any idle CPU picks it up) and high-priority, as
+ *   IB_POLL_UNBOUND_WORKQUEUE would on ib_core's ib_comp_unbound_wq: under
+ *   load the reaping then runs beside the device's own work rather than
+ *   after it, and in bigger batches.
  *
- * On the 6.12 test bed the irq_work took a kernel-path round trip at one
- * call in flight from 330 to 170-200 us; the work queue alone kept 64 calls
- * in flight about 20 % faster than the irq_work alone, and the mix of the
- * two is at least as fast as either (Documentation/performance.rst).
+ * In one boot of the 6.12 test bed, alternating the two, the irq_work took
+ * a kernel-path round trip at one call in flight from 330 to 170-200 us;
+ * the work queue alone kept 64 calls in flight about 20 % faster than the
+ * irq_work alone, and the mix of the two was at least as fast as either.
+ * The choice is per connection: many connections with a call each all
+ * reap on the CPUs that run the device's work.
  * Hardware devices keep the shared pool; so do software devices while the
  * module parameter cq_shared is set (the tests run the pool's path on
  * Soft-RoCE that way).
@@ -58,11 +63,13 @@
 #include "rdma.h"
 
 #define KRPC_ECQ_BUDGET		64	/* per pass of the work */
-/* Sends in flight from which process-context events go to the work queue */
+/* Send contexts in use from which process-context events are queued */
 #define KRPC_ECQ_SPREAD		4
 
 enum {
-	KRPC_ECQ_SCHED,		/* an irq_poll or the work is due or running */
+	KRPC_ECQ_SCHED,		/* the irq_work, the irq_poll or the work is due
+				 * or running
+				 */
 	KRPC_ECQ_DEAD,		/* being destroyed: reap nothing */
 };
 
@@ -177,7 +184,10 @@ static void ecq_work(struct work_struct *work)
 		queue_work(krpc_cq_wq, &e->work);
 }
 
-/* Hard interrupt (the self-IPI), on the CPU that queued it. */
+/*
+ * Hard interrupt (the self-IPI), on the CPU that queued it.  After
+ * krpc_rdma_ecq_destroy()'s irq_poll_disable() the sched does nothing.
+ */
 static void ecq_irq_work(struct irq_work *iw)
 {
 	struct krpc_ecq *e = container_of(iw, struct krpc_ecq, iw);
@@ -186,17 +196,19 @@ static void ecq_irq_work(struct irq_work *iw)
 }
 
 /*
- * Reap on this CPU, right after the caller: few sends in flight, so the
- * completion is most likely what someone waits for.  Read without the
- * connection's lock: a hint.
+ * Reap on this CPU, right after the caller: few send contexts in use, so
+ * the completion is most likely what someone waits for.  The counts are
+ * read without the connection's lock (set before the CQ is made, kept
+ * until after it is destroyed): a hint.
  */
 static bool ecq_here(struct krpc_ecq *e)
 {
 	struct krpc_rdma_conn *rc = e->rc;
 
-	return arch_irq_work_has_interrupt() &&
-	       READ_ONCE(rc->nr_sctx) - READ_ONCE(rc->nr_free_sctx) <
-	       KRPC_ECQ_SPREAD;
+	return !IS_ENABLED(CONFIG_PREEMPT_RT) &&
+	       arch_irq_work_has_interrupt() &&
+	       /* racy by design: a stale count only picks the other way */
+	       data_race(rc->nr_sctx - rc->nr_free_sctx) < KRPC_ECQ_SPREAD;
 }
 
 /* Any context; the device's CQ lock may be held (Soft-RoCE on 6.12). */
@@ -207,14 +219,16 @@ static void ecq_comp_handler(struct ib_cq *cq, void *ctx)
 	if (test_bit(KRPC_ECQ_DEAD, &e->flags) ||
 	    test_and_set_bit(KRPC_ECQ_SCHED, &e->flags))
 		return;
-	if (in_hardirq() || in_serving_softirq())
+	if ((in_hardirq() || in_serving_softirq()) &&
+	    !READ_ONCE(krpc_fault_cq_irq_work)) {
 		irq_poll_sched(&e->iop);
-	else if (ecq_here(e)) {
+	} else if (ecq_here(e)) {
 		/* Not pending: its run clears that before the reap. */
-		irq_work_queue(&e->iw);
-		atomic64_inc(&krpc_stats.cq_irq_work);
-	} else
+		if (irq_work_queue(&e->iw))
+			atomic64_inc(&krpc_stats.cq_irq_work);
+	} else {
 		queue_work(krpc_cq_wq, &e->work);
+	}
 }
 
 static void ecq_event_handler(struct ib_event *ev, void *ctx)

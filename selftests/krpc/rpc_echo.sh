@@ -19,6 +19,7 @@ krpc_loaded && ktap_skip_all "krpc already loaded"
 MAX=$((16 << 20))
 
 cleanup() {
+	[ -e /sys/kernel/debug/krpc ] && echo 0 > /sys/kernel/debug/krpc/fault_cq_irq_work
 	rpc_rmmod krpc_test
 	krpc_unload
 }
@@ -89,6 +90,23 @@ if [ -z "${KRPC_POLL_USECS:-}" ] && [ "$KRPC_TRANSPORT" = rdma ]; then
 			ktap_check "storm: this device completes in interrupt context: none reaped on the work queue" \
 				test "$w2" = "$w1"
 		fi
+		# The irq_work path on every kernel (fault_cq_irq_work sends
+		# events in softirq through it too: 6.1's Soft-RoCE, the
+		# debug kernel), echoes and a teardown with it in use.
+		echo 1 > /sys/kernel/debug/krpc/fault_cq_irq_work
+		i2=$(krpc_stat cq_irq_work)
+		rpc_check "echo 8 KiB x 50, events through the irq_work" \
+			krpc_test echo 8192 50
+		i3=$(krpc_stat cq_irq_work)
+		log "50 echoes: events sent to softirq by irq_work $((i3 - i2))"
+		ktap_check "50 echoes: at least 100 events through the irq_work" \
+			test $((i3 - i2)) -ge 100
+		rpc_check "client disconnects (irq_work in use)" krpc_test disconnect
+		rpc_check "client connects again" \
+			krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+		rpc_check "echo 8 KiB x 10, events through the irq_work" \
+			krpc_test echo 8192 10
+		echo 0 > /sys/kernel/debug/krpc/fault_cq_irq_work
 	fi
 fi
 if [ "$KRPC_TRANSPORT" = tcp ]; then

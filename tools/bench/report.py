@@ -559,7 +559,7 @@ def switch_section(sw, wi):
                 "as Soft-RoCE enables interrupts again, without a switch "
                 "(%.1f completions per call reaped in softirq, %.1f on "
                 "krpc's work queue, which takes the events of connections "
-                "with 4 or more sends in flight).  The switches left are "
+                "with 4 or more send contexts in use).  The switches left are "
                 "Soft-RoCE's own kworkers and the wake-ups of the two "
                 "processes." % (cq["cq_irq_work_per_call"],
                                 cq["cq_softirq_per_call"],
