@@ -71,6 +71,9 @@ enum {
 				 * or running
 				 */
 	KRPC_ECQ_DEAD,		/* being destroyed: reap nothing */
+	KRPC_ECQ_IOP,		/* ecq_iop() runs (also after it let go of
+				 * the irq_poll, which it still re-arms)
+				 */
 };
 
 /**
@@ -156,6 +159,8 @@ static int ecq_iop(struct irq_poll *iop, int budget)
 	struct krpc_ecq *e = container_of(iop, struct krpc_ecq, iop);
 	int done = 0;
 
+	/* Ordered before irq_poll_complete()'s release of the irq_poll. */
+	set_bit(KRPC_ECQ_IOP, &e->flags);
 	if (!test_bit(KRPC_ECQ_DEAD, &e->flags))
 		done = krpc_rdma_reap_cq(e->cq, e->wc, budget, e->conn_id);
 	if (done < budget) {
@@ -163,6 +168,8 @@ static int ecq_iop(struct irq_poll *iop, int budget)
 		if (!test_bit(KRPC_ECQ_DEAD, &e->flags) && ecq_rearm(e))
 			irq_poll_sched(iop);
 	}
+	/* The last touch of @e: krpc_rdma_ecq_destroy() waits for it. */
+	clear_bit_unlock(KRPC_ECQ_IOP, &e->flags);
 	if (done)
 		atomic64_add(done, &krpc_stats.cq_reaped_softirq);
 	return done;
@@ -293,6 +300,13 @@ void krpc_rdma_ecq_destroy(struct krpc_rdma_conn *rc)
 
 	set_bit(KRPC_ECQ_DEAD, &e->flags);
 	irq_poll_disable(&e->iop);
+	/*
+	 * irq_poll_disable() waits only until the pass in progress let go of
+	 * the irq_poll; that pass still re-arms the CQ (ib_core's
+	 * ib_free_cq() has the same gap).  Wait for its end.
+	 */
+	while (test_bit_acquire(KRPC_ECQ_IOP, &e->flags))
+		cpu_relax();
 	cancel_work_sync(&e->work);
 	ib_destroy_cq(e->cq);
 	irq_work_sync(&e->iw);
