@@ -84,7 +84,7 @@ enum {
  * @iw:		schedules @iop on the CPU of a process-context event
  * @work:	reaps on krpc_cq_wq
  * @conn_id:	connection, for log lines
- * @rc:		connection (outlives the CQ), for its sends in flight
+ * @rc:		connection (outlives the CQ), for its send contexts in use
  * @wc:		completions of one ib_poll_cq() (the reaper only)
  */
 struct krpc_ecq {
