@@ -83,8 +83,8 @@ enum {
  * @iop:	reaps in softirq
  * @iw:		schedules @iop on the CPU of a process-context event
  * @work:	reaps on krpc_cq_wq
- * @conn_id:	connection, for log lines
- * @rc:		connection (outlives the CQ), for its send contexts in use
+ * @rc:		connection (outlives the CQ): its id for log lines, its send
+ *		contexts in use
  * @wc:		completions of one ib_poll_cq() (the reaper only)
  */
 struct krpc_ecq {
@@ -93,7 +93,6 @@ struct krpc_ecq {
 	struct irq_poll iop;
 	struct irq_work iw;
 	struct work_struct work;
-	u32 conn_id;
 	struct krpc_rdma_conn *rc;
 	struct ib_wc wc[KRPC_REAP_BATCH];
 };
@@ -150,7 +149,7 @@ static bool ecq_rearm(struct krpc_ecq *e)
 			       IB_CQ_REPORT_MISSED_EVENTS);
 	if (ret < 0)
 		pr_err_ratelimited("conn %u: ib_req_notify_cq: %d\n",
-				   e->conn_id, ret);
+				   e->rc->conn->id, ret);
 	return ret > 0 && !test_and_set_bit(KRPC_ECQ_SCHED, &e->flags);
 }
 
@@ -162,7 +161,8 @@ static int ecq_iop(struct irq_poll *iop, int budget)
 	/* Ordered before irq_poll_complete()'s release of the irq_poll. */
 	set_bit(KRPC_ECQ_IOP, &e->flags);
 	if (!test_bit(KRPC_ECQ_DEAD, &e->flags))
-		done = krpc_rdma_reap_cq(e->cq, e->wc, budget, e->conn_id);
+		done = krpc_rdma_reap_cq(e->cq, e->wc, budget,
+					 e->rc->conn->id);
 	if (done < budget) {
 		irq_poll_complete(iop);
 		if (!test_bit(KRPC_ECQ_DEAD, &e->flags) && ecq_rearm(e))
@@ -183,7 +183,8 @@ static void ecq_work(struct work_struct *work)
 	if (test_bit(KRPC_ECQ_DEAD, &e->flags))
 		return;
 	local_bh_disable();
-	done = krpc_rdma_reap_cq(e->cq, e->wc, KRPC_ECQ_BUDGET, e->conn_id);
+	done = krpc_rdma_reap_cq(e->cq, e->wc, KRPC_ECQ_BUDGET,
+				 e->rc->conn->id);
 	local_bh_enable();
 	if (done)
 		atomic64_add(done, &krpc_stats.cq_reaped_work);
@@ -242,7 +243,8 @@ static void ecq_event_handler(struct ib_event *ev, void *ctx)
 {
 	struct krpc_ecq *e = ctx;
 
-	pr_err("conn %u: CQ event: %s\n", e->conn_id, ib_event_msg(ev->event));
+	pr_err("conn %u: CQ event: %s\n", e->rc->conn->id,
+	       ib_event_msg(ev->event));
 }
 
 /**
@@ -264,7 +266,6 @@ int krpc_rdma_ecq_create(struct krpc_rdma_conn *rc)
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
-	e->conn_id = rc->conn->id;
 	e->rc = rc;
 	irq_poll_init(&e->iop, KRPC_ECQ_BUDGET, ecq_iop);
 	init_irq_work(&e->iw, ecq_irq_work);

@@ -577,10 +577,6 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 	krpc_tcp_fail_locked(tc, ret);
 }
 
-/*
- * Before a new header on a server connection: true if the connection holds
- * its bound of requests and rx_work must stop (or it died meanwhile).
- */
 /* rx_work stops reading: the peer is held back from now (conn->lock). */
 static void rx_hold_start_locked(struct krpc_tcp_conn *tc)
 {
@@ -611,6 +607,10 @@ static void rx_hold_end_locked(struct krpc_tcp_conn *tc)
 	tc->rx_excused = true;
 }
 
+/*
+ * Before a new header on a server connection: true if the connection holds
+ * its bound of requests and rx_work must stop (or it died meanwhile).
+ */
 static bool rx_pause(struct krpc_tcp_conn *tc)
 {
 	struct krpc_conn *conn = tc->conn;

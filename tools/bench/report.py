@@ -338,6 +338,11 @@ def how(path):
     return ", ".join(parts) if parts else "interrupts"
 
 
+# The busy-polling user paths the paired rounds run (guest.sh), for the
+# user-path busy-polling target.
+USER_BUSY_PAIRED = ("krpc_user_cq_kpoll_lat", "krpc_user_cq_busy_lat")
+
+
 def median(xs):
     xs = sorted(xs)
     n = len(xs)
@@ -414,7 +419,7 @@ def targets(d, krows, pairs, wi):
     lat_row("user-path p50 at 64 B, SQPOLL or busy polling, <= 1.5x "
             "busy-polling raw", 1.5, False, "raw_verbs_lat",
             min(fast) if fast else None,
-            ("krpc_user_cq_kpoll_lat", "krpc_user_cq_busy_lat"), how)
+            USER_BUSY_PAIRED, how)
     # No polling: the default ring, one that runs its task work only when
     # the task waits (DEFER_TASKRUN), or a completion queue and poll().
     # Against ib_send_lat -e's p50; where it hung (6.12) before the
@@ -614,8 +619,7 @@ def user_over_kernel(pairs):
     if not best:
         return []
     kmed, kern = best[0], best[1]
-    uk = paired(pairs, kern, ("krpc_user_cq_kpoll_lat",
-                              "krpc_user_cq_busy_lat"))
+    uk = paired(pairs, kern, USER_BUSY_PAIRED)
     if not uk:
         return []
     umed, user, ratios = uk
