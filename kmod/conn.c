@@ -38,6 +38,7 @@ const char *const krpc_stat_names[KRPC_STAT_NR] = {
 	[KRPC_STAT_RX_PAUSES]		= "rx_pauses",
 	[KRPC_STAT_CREDIT_MSGS]		= "credit_msgs",
 	[KRPC_STAT_UNSIGNALED]		= "unsignaled",
+	[KRPC_STAT_POOL_WAITS]		= "pool_waits",
 };
 
 static_assert(sizeof(struct krpc_conn_stats) == KRPC_STAT_NR * sizeof(u64));

@@ -321,6 +321,11 @@ enum krpc_conn_state {
  * @unsignaled: RDMA client: requests sent in unsignaled SENDs, whose
  *		completions were never generated nor reaped (module
  *		parameter unsignaled); 0 over TCP
+ * @pool_waits: TCP: times the connection stopped reading until a pool
+ *		buffer came back for the message at hand (a server's
+ *		one-way message, a client's reply); 0 over RDMA, where a
+ *		message lands in a posted receive and the credits hold the
+ *		peer back instead
  */
 struct krpc_conn_stats {
 	u64 calls;
@@ -343,6 +348,7 @@ struct krpc_conn_stats {
 	u64 rx_pauses;
 	u64 credit_msgs;
 	u64 unsignaled;
+	u64 pool_waits;
 };
 
 /**

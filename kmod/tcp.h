@@ -133,8 +133,11 @@ enum {
  * @rx_paused:	server: rx_work stopped before a header because the
  *		connection holds krpc_req_bound() requests; cleared (and
  *		rx_work queued) by the request free that goes below it
- * @rx_held:	we hold the peer back (server: @rx_paused; client: no pool
- *		buffer for a reply), since @rx_held_since (conn->lock)
+ * @rx_waiting: the header read last waits for a pool buffer (a server's
+ *		one-way message, a client's reply): counted once in
+ *		pool_waits, cleared when the buffer came
+ * @rx_held:	we hold the peer back (server: @rx_paused or @rx_waiting;
+ *		client: @rx_waiting), since @rx_held_since (conn->lock)
  * @rx_excused:	the peer's silence counts from @rx_excused_until, not from
  *		@last_rx, until @last_rx passes it: it retransmits what our
  *		full receive buffer dropped while it was held back, on a
@@ -190,6 +193,7 @@ struct krpc_tcp_conn {
 	bool live;
 	bool hello_done;
 	bool rx_paused;
+	bool rx_waiting;
 	bool rx_held;
 	bool rx_excused;
 	unsigned long rx_held_since;

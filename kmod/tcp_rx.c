@@ -14,9 +14,10 @@
  * Memory: a payload lands in a pool buffer taken once its header passed the
  * checks (a reply in its call's reply destination or in a small buffer of
  * the receive reserve).  A request that finds the pool empty is read into
- * a scratch buffer and failed with -ENOBUFS, as over RDMA; a reply that
- * finds the receive reserve empty pauses reading until a buffer comes back,
- * so the peer is held back by TCP's window, not by our memory.
+ * a scratch buffer and failed with -ENOBUFS, as over RDMA; a one-way
+ * message that finds it empty, or a reply that finds the receive reserve
+ * empty, pauses reading until a buffer comes back, so the peer is held
+ * back by TCP's window, not by our memory, and nothing is dropped.
  *
  * Backpressure: the depth bounds the requests that hold a call slot, but a
  * one-way message holds none, and a request gives its slot back when its
@@ -295,11 +296,33 @@ static int req_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	tc->rx_nobufs = false;
 	if (!len)
 		return 0;
+	if (hdr->type == KRPC_MSG_ONEWAY) {
+		/*
+		 * No answer can carry a failure, so nothing is dropped: a
+		 * one-way message (within inline_max: a small buffer) takes
+		 * a receive buffer, the receive reserve included, as an RDMA
+		 * receive is refilled; with none left it waits (the header
+		 * is kept and read again), holding the peer back by TCP's
+		 * window as exhausted receives withhold the credits over
+		 * RDMA.  Sends never take the reserve, so the buffers it
+		 * waits for are held by received messages, which their
+		 * handlers and callers free.
+		 */
+		buf = krpc_pool_get_recv(conn->pool);
+		if (IS_ERR(buf)) {
+			if (PTR_ERR(buf) != -ENOBUFS)
+				return PTR_ERR(buf);
+			c->retry = true;
+			return -ENOBUFS;
+		}
+		tc->rx_buf = buf;
+		return 0;
+	}
 	buf = krpc_buf_get(conn->pool, len, GFP_ATOMIC);
 	if (IS_ERR(buf)) {
 		/*
-		 * Not waiting for one: the callers holding buffers may be
-		 * waiting for our replies.  The payload is dropped.
+		 * Not waiting for one: a request is answered -ENOBUFS, as
+		 * over RDMA, its payload read into the scratch buffer.
 		 */
 		if (PTR_ERR(buf) != -ENOBUFS)
 			return PTR_ERR(buf);
@@ -328,15 +351,11 @@ static int req_done_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 			return -ENOMEM;
 		return bad(c, "call slot beyond the depth or still busy");
 	}
-	if (tc->rx_nobufs) {
+	if (tc->rx_nobufs) {	/* a request: one-way messages wait */
 		tc->rx_nobufs = false;
-		if (req->flags & REQ_ONEWAY) {
-			krpc_req_free_locked(req);
-		} else {
-			req->flags |= REQ_REPLIED;
-			req->status = -ENOBUFS;
-			conn->ops->send_reply(conn, req);
-		}
+		req->flags |= REQ_REPLIED;
+		req->status = -ENOBUFS;
+		conn->ops->send_reply(conn, req);
 		return 0;
 	}
 	if (hdr->flags & KRPC_WF_RDV_REPLY) {
@@ -732,17 +751,23 @@ piece:
 			 * are the slow side: the peer is not silent.
 			 */
 			WRITE_ONCE(tc->last_rx, jiffies);
+			if (!tc->rx_waiting) {
+				tc->rx_waiting = true;
+				krpc_conn_stat_inc(conn, KRPC_STAT_POOL_WAITS);
+			}
 			rx_hold_start_locked(tc);
 			krpc_conn_unlock(conn);
-			atomic64_inc(&krpc_stats.pool_empty);
+			/* pool_empty: counted by the getter that failed */
 			queue_delayed_work(krpc_wq, &tc->rx_work,
 					   RX_RETRY_JIFFIES);
 			return;
 		}
 		if (ret)
 			rx_error_locked(tc, &c, ret);
-		else if (unlikely(tc->rx_held))	/* the buffer came */
+		else if (unlikely(tc->rx_waiting)) {	/* the buffer came */
+			tc->rx_waiting = false;
 			rx_hold_end_locked(tc);
+		}
 		krpc_conn_unlock(conn);
 		if (ret)
 			return;

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A TCP server whose pool runs empty under a flood of one-way messages
+# loses none of them (tcp_rx.c): a one-way message has no answer to carry a
+# failure, so the server stops reading until a buffer comes back (counted
+# in the connection's pool_waits) and the client is held back by TCP's
+# window, as an RDMA server whose receives cannot be refilled withholds the
+# credits.  krpc.ko gets 64 small buffers (8 of them the receive reserve),
+# no medium one and one large one; the messages go to the gate (M_GATE),
+# which holds them while closed, so the pool, not the request bound
+# (2 x depth = 128), stops the server.  Then the gate opens and every
+# message the client sent reaches the handler, once; nothing leaks.
+# TCP only: over RDMA a one-way message lands in a posted receive.
+KRPC_TRANSPORT=tcp
+# shellcheck source=selftests/krpc/rpc_lib.sh
+. "$(dirname "$0")/rpc_lib.sh"
+
+krpc_loaded && ktap_skip_all "krpc already loaded"
+
+cleanup() {
+	rpc_rmmod krpc_test
+	krpc_unload
+}
+trap cleanup EXIT
+
+SIZE=512 DEPTH=64
+rbound=$((2 * DEPTH))
+wait_s=$((30 * RPC_SLOW))
+t=/sys/kernel/debug/krpc_test
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+# gate_held, gate_passed: the gate's counts (gate_stat)
+gate_stat() { echo gate_stat > $t/cmd && cat $t/log; }
+gate_held() { gate_stat | sed -n 's/.*passed [0-9]* held \([0-9]*\).*/\1/p'; }
+gate_passed() { gate_stat | sed -n 's/.*passed \([0-9]*\) held.*/\1/p'; }
+
+ktap_check "insmod krpc.ko: 64 small buffers, no medium, 1 large" \
+	rpc_krpc_load pool_small=64 pool_medium=0 pool_large=1
+ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
+rpc_check "server listens" krpc_test server_start "$RPC_PORT"
+rpc_check "client connects, depth $DEPTH" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT" $DEPTH
+sid=$(server_conn_id)
+ktap_check "the server connection has no pool wait yet" \
+	test "$(conn_field "$sid" pool_waits)" = 0
+e0=$(krpc_stat pool_empty)
+
+rpc_check "gate closed" krpc_test gate_close
+rpc_check "one-way flood of $SIZE-byte messages at the closed gate" \
+	krpc_test storm_start $SIZE gate
+waiting() { [ "$(conn_field "$sid" pool_waits)" -gt 0 ]; }
+ktap_check "the server stopped reading for a buffer (pool_waits > 0)" \
+	wait_for "$wait_s" waiting
+ktap_check "the pool ran empty (pool_empty counted)" \
+	test "$(krpc_stat pool_empty)" -gt "$e0"
+# Settled: the held count stays put, below the request bound.
+settled=1 prev=
+sleep 1
+for i in 1 2 3 4 5; do
+	held=$(gate_held)
+	log "sample $i: held $held, reqs_live $(krpc_stat reqs_live), pool_waits $(conn_field "$sid" pool_waits)"
+	[ -n "$held" ] && [ "$held" -gt 0 ] && [ "$held" -lt $rbound ] || settled=0
+	[ -z "$prev" ] || [ "$held" = "$prev" ] || settled=0
+	prev=$held
+	sleep 0.3
+done
+ktap_check "the gate holds one count in (0, $rbound), 5 samples over 1.5 s: the pool stopped the server" \
+	test $settled = 1
+
+rpc_check "gate opens" krpc_test gate_open
+rpc_check "flood stops: every one-way call completed once" krpc_test storm_stop
+calls=$(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1/p' $t/log)
+failed=$(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\2/p' $t/log)
+log "storm: $calls calls, $failed failed"
+ktap_check "no one-way call failed at the client" test "$failed" = 0
+all_passed() { [ "$(gate_passed)" = "$calls" ]; }
+wait_for "$wait_s" all_passed
+rpc_check "the handler got all $calls messages: none dropped" krpc_test gate_stat "$calls"
+ktap_check "the server reads again: no hold left" \
+	test "$(gate_held)" = 0
+rpc_check "echo after the flood" krpc_test echo $SIZE 10
+
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "server stops" krpc_test server_stop
+ktap_check "no connection, call or request left" rpc_assert_idle
+rpc_rmmod krpc_test
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "nothing left after rmmod" krpc_assert_gone
+ktap_finish
