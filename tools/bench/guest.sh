@@ -482,6 +482,75 @@ if [ "$part" != measure ] &&
 	poll_set off
 fi
 
+# Wake-ups of the benchmark's own processes per round trip, and how long
+# each waited from its wake-up (sched_wakeup) to running (the sched_switch
+# to it): without polling, each side sleeps for every message and is woken
+# by a completion handler, on a vCPU that may still be busy with
+# Soft-RoCE's work.  The same for the kworkers woken meanwhile (Soft-RoCE's
+# tasks on kernels that run them from a workqueue).  The sched tracepoints are switched on at boot
+# (tools/bench/run), like the workqueue one; afterwards a filter that
+# matches nothing keeps them out of the buffer without patching text.
+wakedelay() {	# wakedelay WHAT CALLS COMM CMD...: per call of CMD, 64 B
+	local what=$1 calls=$2 comm=$3 t=$trace kv
+	shift 3
+	echo 0 > $t/tracing_on && echo > $t/trace && echo 1 > $t/tracing_on || return 1
+	"$@" > /dev/null 2>> "$out.log" || { echo "bench: wake-ups of $what failed"; return 1; }
+	echo 0 > $t/tracing_on
+	# "... 44.496313: sched_wakeup: comm=krpc-bench pid=214 prio=120 ..."
+	# "... 44.496359: sched_switch: prev_comm=... ==> next_comm=... next_pid=214 ..."
+	kv=$(awk -v c="$comm" -v n="$calls" '
+		function ts(i,  v) { v = $(i - 1); sub(":$", "", v); return v + 0 }
+		{
+			for (i = 2; i <= NF; i++)
+				if ($i == "sched_wakeup:" || $i == "sched_switch:")
+					break
+			if (i > NF)
+				next
+			if ($i == "sched_wakeup:") {
+				wc = ""; wp = ""
+				for (j = i + 1; j <= NF; j++) {
+					if ($j ~ /^comm=/) wc = substr($j, 6)
+					if ($j ~ /^pid=/) wp = substr($j, 5)
+				}
+				if (wc == c && !(wp in w))
+					w[wp] = ts(i)
+				else if (wc ~ /^kworker\// && !(wp in kw))
+					kw[wp] = ts(i)
+				next
+			}
+			for (j = i + 1; j <= NF; j++)
+				if ($j ~ /^next_pid=/) {
+					p = substr($j, 10)
+					if (p in w) {
+						d = ts(i) - w[p]; sum += d; k++
+						if (d > mx) mx = d
+						delete w[p]
+					} else if (p in kw) {
+						ksum += ts(i) - kw[p]; kk++
+						delete kw[p]
+					}
+				}
+		}
+		END { if (!k) exit 1
+			printf "calls=%d wakes_per_call=%.2f wake_delay_us=%.1f wake_delay_max_us=%.1f",
+				n, k / n, sum / k * 1e6, mx * 1e6
+			printf " kworker_wakes_per_call=%.2f kworker_wake_delay_us=%.1f",
+				kk / n, kk ? ksum / kk * 1e6 : 0 }' $t/trace) ||
+		{ echo "bench: no wake-up of $comm traced for $what"; return 1; }
+	emit wakedelay 64 1 "what=\"$what\"" $kv
+	echo 1 > $t/tracing_on
+}
+if [ "$part" != measure ] &&
+	[ "$(cat $trace/events/sched/sched_wakeup/enable 2> /dev/null)" = 1 ] &&
+	[ "$(cat $trace/events/sched/sched_switch/enable 2> /dev/null)" = 1 ]; then
+	wd_n=2000
+	wakedelay raw_verbs_lat_event "$wd_n" ibv_rc_pingpong rc_pp "$1" "$wd_n" -e
+	wakedelay krpc_user_lat "$wd_n" krpc-bench "$bench" "${cqm[@]}" -s "$1" -w 0 -n "$wd_n"
+	wakedelay krpc_user_cq_lat "$wd_n" krpc-bench "$bench" "${cqm[@]}" --cq -s "$1" -w 0 -n "$wd_n"
+	echo 'common_pid < 0' > $trace/events/sched/sched_wakeup/filter
+	echo 'common_pid < 0' > $trace/events/sched/sched_switch/filter
+fi
+
 if [ "$part" != measure ] && [ "${BENCH_KPROBES:-1}" = 1 ]; then
 	twhop "$1" || echo "bench: task-work hop not measured (no kprobes?)"
 fi

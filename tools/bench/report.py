@@ -112,6 +112,7 @@ def main():
     pairs = collections.defaultdict(dict)  # kernel -> round -> what -> rec
     switches = collections.defaultdict(dict)  # kernel -> what -> rec
     workitems = collections.defaultdict(dict)  # kernel -> what -> rec
+    wakes = collections.defaultdict(dict)  # kernel -> what -> rec
     with open(src) as f:
         for line in f:
             line = line.strip()
@@ -130,6 +131,8 @@ def main():
                 switches[k][rec["what"]] = rec
             elif rec["path"] == "workitems":
                 workitems[k][rec["what"]] = rec
+            elif rec["path"] == "wakedelay":
+                wakes[k][rec["what"]] = rec
             elif rec["path"].endswith("_sweep"):
                 sweep[k][(rec["path"], rec["depth"])] = rec
             else:
@@ -306,6 +309,7 @@ def main():
         wi = workitems.get(kernel, {})
         doc += targets(d, krows, pairs.get(kernel, {}), wi)
         doc += switch_section(switches.get(kernel, {}), wi)
+        doc += wake_section(wakes.get(kernel, {}))
         for prof in sorted(glob.glob(os.path.join(profdir,
                                                   "profile-%s-*.txt" % kernel))):
             name = os.path.basename(prof)[len("profile-%s-" % kernel):-4]
@@ -602,6 +606,62 @@ def switch_section(sw, wi):
                              raw["ksoftirqd_per_call"],
                              busy["ksoftirqd_per_call"]))
         out += [line, ""]
+    return out
+
+
+def wake_section(wk):
+    """Wake-ups per round trip at 64 B and their wait (guest.sh's
+    wakedelay(), in the profiling boot): the benchmark's processes and the
+    kworkers woken meanwhile."""
+    rows = [[SWITCH_LABEL.get(w) or LABEL[w],
+             "%.2f" % wk[w]["wakes_per_call"],
+             "%.1f" % wk[w]["wake_delay_us"],
+             "%.0f" % (wk[w]["wakes_per_call"] * wk[w]["wake_delay_us"]),
+             "%.2f" % wk[w]["kworker_wakes_per_call"],
+             "%.1f" % wk[w]["kworker_wake_delay_us"],
+             "%.0f" % (wk[w]["kworker_wakes_per_call"] *
+                       wk[w]["kworker_wake_delay_us"])]
+            for w, _ in LAT_PATHS if w in wk]
+    if not rows:
+        return []
+    out = section("Wake-ups per round trip, 64 B")
+    out += ["Without polling each side sleeps for every message and is "
+            "woken from a completion", "handler.  Over %d round trips of "
+            "one call in flight (the ``sched_wakeup`` and" %
+            next(iter(wk.values()))["calls"],
+            "``sched_switch`` tracepoints, switched on at boot, in the "
+            "profiling boot): the wake-ups", "of the benchmark's own "
+            "processes and of kworkers, and the mean wait of each from "
+            "its", "wake-up to running on a vCPU, in microseconds; "
+            "*per call*: wake-ups times wait.", ""]
+    out += [table(["path", "process wake-ups", "wait", "per call",
+                   "kworker wake-ups", "wait", "per call"], rows), ""]
+    raw, cq = wk.get("raw_verbs_lat_event"), wk.get("krpc_user_cq_lat")
+    if raw and cq:
+        def per(r, pre=""):
+            return r[pre + "wakes_per_call"] * r[pre + "wake_delay_us"]
+        out += [
+            "The krpc user path (completion queue) against the event-mode "
+            "raw ping-pong: its processes were woken %.1f times per round "
+            "trip and waited %.0f us in all (%.1f and %.0f us); kworkers "
+            "%.1f times, %.0f us (%.1f and %.0f us).%s%s  "
+            "What both paths wait for in all differs by %+.0f us per round "
+            "trip." % (
+                cq["wakes_per_call"], per(cq), raw["wakes_per_call"],
+                per(raw), cq["kworker_wakes_per_call"], per(cq, "kworker_"),
+                raw["kworker_wakes_per_call"], per(raw, "kworker_"),
+                "  A raw ping-pong side also waits for its send's "
+                "completion event, where a krpc side is woken once per "
+                "message."
+                if raw["wakes_per_call"] >= cq["wakes_per_call"] + 0.5
+                else "",
+                "  Here Soft-RoCE runs a user QP's sends in the posting "
+                "system call and a kernel QP's (krpc's) from its workqueue, "
+                "so krpc wakes more kworkers."
+                if cq["kworker_wakes_per_call"] >=
+                raw["kworker_wakes_per_call"] + 0.5 else "",
+                per(cq) + per(cq, "kworker_") - per(raw) -
+                per(raw, "kworker_")), ""]
     return out
 
 
