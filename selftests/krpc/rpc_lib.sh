@@ -121,6 +121,23 @@ rpc_info() {
 	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/$1/info"
 }
 
+# rpc_steady N LO HI CMD...: N samples of CMD's output, 0.3 s apart (each
+# logged), all one value in [LO, HI]; STEADY is the last sample.
+rpc_steady() {
+	local n=$1 lo=$2 hi=$3 i v prev= ok=0
+	shift 3
+	for i in $(seq "$n"); do
+		v=$("$@")
+		log "sample $i: $v"
+		[ -n "$v" ] && [ "$v" -ge "$lo" ] && [ "$v" -le "$hi" ] || ok=1
+		[ -z "$prev" ] || [ "$v" = "$prev" ] || ok=1
+		prev=$v
+		sleep 0.3
+	done
+	STEADY=$prev
+	return $ok
+}
+
 # RNR NAKs the soft-RoCE device saw, sent and received (0 if no counters)
 rpc_rxe_rnr() {
 	local d=/sys/class/infiniband/$KRPC_RXE/ports/1/hw_counters n=0 f

@@ -61,18 +61,11 @@ ktap_check "the server stopped reading for a buffer (pool_waits > 0)" \
 ktap_check "the pool ran empty (pool_empty counted)" \
 	test "$(krpc_stat pool_empty)" -gt "$e0"
 # Settled: the held count stays put, below the request bound.
-settled=1 prev=
 sleep 1
-for i in 1 2 3 4 5; do
-	held=$(gate_held)
-	log "sample $i: held $held, reqs_live $(krpc_stat reqs_live), pool_waits $(conn_field "$sid" pool_waits)"
-	[ -n "$held" ] && [ "$held" -gt 0 ] && [ "$held" -lt $rbound ] || settled=0
-	[ -z "$prev" ] || [ "$held" = "$prev" ] || settled=0
-	prev=$held
-	sleep 0.3
-done
-ktap_check "the gate holds one count in (0, $rbound), 5 samples over 1.5 s: the pool stopped the server" \
-	test $settled = 1
+ktap_check "the gate holds one count in [1, $((rbound - 1))], 5 samples over 1.5 s: the pool stopped the server" \
+	rpc_steady 5 1 $((rbound - 1)) gate_held
+ktap_check "as many requests alive as held ($STEADY)" \
+	test "$(krpc_stat reqs_live)" = "$STEADY"
 
 rpc_check "gate opens" krpc_test gate_open
 rpc_check "flood stops: every one-way call completed once" krpc_test storm_stop

@@ -159,21 +159,12 @@ for _ in $(seq $((150 * RPC_SLOW))); do
 	[ "$(krpc_stat reqs_live)" -ge $rbound ] && break
 	sleep 0.1
 done
-held=1 prev=
 sleep 0.5
-for i in 1 2 3 4 5 6 7 8; do
-	live=$(krpc_stat reqs_live)
-	log "sample $i: reqs_live $live"
-	[ "$live" -ge $rbound ] && [ "$live" -le $rmax ] || held=0
-	[ -z "$prev" ] || [ "$live" = "$prev" ] || held=0
-	prev=$live
-	sleep 0.3
-done
 ktap_check "requests alive held at one value in [$rbound, $rmax], 8 samples over 2.4 s" \
-	test $held = 1
+	rpc_steady 8 $rbound $rmax krpc_stat reqs_live
 ktap_check "the gate holds them all" \
 	sh -c "echo gate_stat > /sys/kernel/debug/krpc_test/cmd &&
-	       grep -q 'held $live\$' /sys/kernel/debug/krpc_test/log"
+	       grep -q 'held $STEADY\$' /sys/kernel/debug/krpc_test/log"
 if [ "$KRPC_TRANSPORT" = rdma ]; then
 	ktap_check "the client waited for credits" \
 		test "$(conn_field "$cid" credit_stalls)" -gt "$st0"
