@@ -302,10 +302,12 @@ u32 krpc_pool_max_segs(const struct krpc_pool *pool)
 
 /*
  * The first free buffer of the smallest class of at least @len bytes
- * (of exactly @len bytes if @exact), else of a bigger class.
+ * (of exactly @len bytes if @exact), else of a bigger class; the small
+ * class serves only while it has more than @floor free (pool->reserve
+ * for anyone, less for receives).
  */
 static struct krpc_buf *pool_take(struct krpc_pool *pool, size_t len,
-				  bool recv, bool exact, int *err)
+				  u32 floor, bool exact, int *err)
 {
 	struct krpc_buf *buf = NULL;
 	unsigned int c;
@@ -323,7 +325,7 @@ static struct krpc_buf *pool_take(struct krpc_pool *pool, size_t len,
 			continue;
 		*err = -ENOBUFS;
 		/* A bigger class serves when the fitting one is empty. */
-		if (!cl->nfree || (!recv && !c && cl->nfree <= pool->reserve))
+		if (!cl->nfree || (!c && cl->nfree <= floor))
 			continue;
 		buf = list_first_entry(&cl->free, struct krpc_buf, node);
 		list_del(&buf->node);
@@ -358,7 +360,28 @@ struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool)
 	struct krpc_buf *buf;
 	int err;
 
-	buf = pool_take(pool, pool->cls[0].size, true, false, &err);
+	buf = pool_take(pool, pool->cls[0].size, 0, false, &err);
+	if (!buf) {
+		atomic64_inc(&krpc_stats.pool_empty);
+		return ERR_PTR(err);
+	}
+	krpc_pool_get(pool);
+	return buf;
+}
+
+/*
+ * A small buffer for a received message that waits rather than fail (a TCP
+ * server's one-way message): the general pool and half of the receive
+ * reserve, the other half kept for replies, so that such messages held by
+ * their handlers never keep a reply from landing.
+ */
+struct krpc_buf *krpc_pool_get_oneway(struct krpc_pool *pool)
+{
+	struct krpc_buf *buf;
+	int err;
+
+	buf = pool_take(pool, pool->cls[0].size, pool->reserve / 2, false,
+			&err);
 	if (!buf) {
 		atomic64_inc(&krpc_stats.pool_empty);
 		return ERR_PTR(err);
@@ -387,7 +410,7 @@ struct krpc_buf *krpc_buf_get(struct krpc_pool *pool, size_t len, gfp_t gfp)
 	int err;
 
 	for (;;) {
-		buf = pool_take(pool, len, false, false, &err);
+		buf = pool_take(pool, len, pool->reserve, false, &err);
 		if (buf)
 			break;
 		if (err != -ENOBUFS || !gfpflags_allow_blocking(gfp)) {
@@ -419,7 +442,7 @@ struct krpc_buf *krpc_pool_get_exact(struct krpc_pool *pool, size_t size)
 	struct krpc_buf *buf;
 	int err;
 
-	buf = pool_take(pool, size, false, true, &err);
+	buf = pool_take(pool, size, pool->reserve, true, &err);
 	if (!buf) {
 		atomic64_inc(&krpc_stats.pool_empty);
 		return ERR_PTR(err);

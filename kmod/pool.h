@@ -129,7 +129,8 @@ struct krpc_pool_owner_ops {
  * @nr_bufs:	entries of @all_bufs
  * @reserve:	small buffers only receive rings may take: kernel clients
  *		holding buffers can never starve the receives that bring the
- *		replies which would free them
+ *		replies which would free them (a TCP server's one-way
+ *		messages may take half of them: krpc_pool_get_oneway())
  * @free_work:	final release, in process context (vunmap may sleep)
  * @gfp:	krpc_pool_cfg.gfp
  * @owner_ops:	optional owner hooks, set before the pool is shared
@@ -166,6 +167,7 @@ u32 krpc_pool_small_size(const struct krpc_pool *pool);
 u32 krpc_pool_max_size(const struct krpc_pool *pool);
 u32 krpc_pool_max_segs(const struct krpc_pool *pool);
 struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool);
+struct krpc_buf *krpc_pool_get_oneway(struct krpc_pool *pool);
 struct krpc_buf *krpc_pool_get_exact(struct krpc_pool *pool, size_t size);
 void krpc_buf_sync(struct krpc_buf *buf, u32 off, u32 len, bool for_device);
 

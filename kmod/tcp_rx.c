@@ -35,8 +35,9 @@
  * A paused connection whose peer closed or reset it is torn down at once:
  * rx_work would not read to the end of the stream.
  *
- * Held back (a server at its request bound; a client with no pool buffer
- * for a reply), the peer is not always stopped by a closed window alone: a
+ * Held back (a server at its request bound or with no pool buffer for a
+ * one-way message; a client with no pool buffer for a reply), the peer is
+ * not always stopped by a closed window alone: a
  * receive buffer that fills before the window closes (the stack only
  * estimates the buffer memory of the bytes it admits) drops segments, and
  * the peer's retransmission timer doubles at each drop while we do not
@@ -300,15 +301,15 @@ static int req_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 		/*
 		 * No answer can carry a failure, so nothing is dropped: a
 		 * one-way message (within inline_max: a small buffer) takes
-		 * a receive buffer, the receive reserve included, as an RDMA
-		 * receive is refilled; with none left it waits (the header
-		 * is kept and read again), holding the peer back by TCP's
-		 * window as exhausted receives withhold the credits over
-		 * RDMA.  Sends never take the reserve, so the buffers it
-		 * waits for are held by received messages, which their
-		 * handlers and callers free.
+		 * a buffer of the general pool or of half the receive
+		 * reserve (the other half stays for replies); with none left
+		 * it waits (the header is kept and read again), holding the
+		 * peer back by TCP's window, as exhausted receives withhold
+		 * the credits over RDMA.  Sends never take the reserve, so
+		 * a wait always ends when a received message's handler or
+		 * caller frees its buffer.
 		 */
-		buf = krpc_pool_get_recv(conn->pool);
+		buf = krpc_pool_get_oneway(conn->pool);
 		if (IS_ERR(buf)) {
 			if (PTR_ERR(buf) != -ENOBUFS)
 				return PTR_ERR(buf);
@@ -596,6 +597,19 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 	krpc_tcp_fail_locked(tc, ret);
 }
 
+/*
+ * The peer closed or reset a connection we hold back: unread bytes would
+ * make the keepalive think it alive, and rx_work would not read to the end
+ * of the stream, so it is torn down at once.
+ */
+static bool rx_peer_gone(struct krpc_tcp_conn *tc)
+{
+	struct sock *sk = tc->sock->sk;
+
+	return READ_ONCE(sk->sk_err) ||
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+}
+
 /* rx_work stops reading: the peer is held back from now (conn->lock). */
 static void rx_hold_start_locked(struct krpc_tcp_conn *tc)
 {
@@ -633,7 +647,6 @@ static void rx_hold_end_locked(struct krpc_tcp_conn *tc)
 static bool rx_pause(struct krpc_tcp_conn *tc)
 {
 	struct krpc_conn *conn = tc->conn;
-	struct sock *sk = tc->sock->sk;
 	bool pause;
 
 	/* Only rx_work raises the count: a stale value is too high, not low. */
@@ -643,9 +656,7 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 	pause = conn->nr_reqs >= krpc_req_bound(conn);
 	if (!tc->live) {
 		pause = true;
-	} else if (pause && (READ_ONCE(sk->sk_err) ||
-			     (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))) {
-		/* Unread bytes would make the keepalive think it alive. */
+	} else if (pause && rx_peer_gone(tc)) {
 		pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
 				    conn->id, &conn->peer);
 		krpc_tcp_fail_locked(tc, -ECONNRESET);
@@ -745,10 +756,19 @@ piece:
 			return;
 		}
 		ret = rx_piece_locked(tc, &c);
+		if (ret && c.retry && rx_peer_gone(tc)) {
+			/* As at the request bound: we would not read on. */
+			pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
+					    conn->id, &conn->peer);
+			krpc_tcp_fail_locked(tc, -ECONNRESET);
+			krpc_conn_unlock(conn);
+			return;
+		}
 		if (ret && c.retry) {
 			/*
 			 * Header kept whole: resumed from "piece" later.  We
-			 * are the slow side: the peer is not silent.
+			 * are the slow side: the peer is not silent (its
+			 * unread bytes satisfy the keepalive as well).
 			 */
 			WRITE_ONCE(tc->last_rx, jiffies);
 			if (!tc->rx_waiting) {

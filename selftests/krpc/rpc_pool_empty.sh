@@ -5,8 +5,9 @@
 # failure, so the server stops reading until a buffer comes back (counted
 # in the connection's pool_waits) and the client is held back by TCP's
 # window, as an RDMA server whose receives cannot be refilled withholds the
-# credits.  krpc.ko gets 64 small buffers (8 of them the receive reserve),
-# no medium one and one large one; the messages go to the gate (M_GATE),
+# credits.  krpc.ko gets 64 small buffers (8 of them the receive reserve,
+# of which one-way messages may take 4), no medium one and one large one;
+# the messages go to the gate (M_GATE),
 # which holds them while closed, so the pool, not the request bound
 # (2 x depth = 128), stops the server.  Then the gate opens and every
 # message the client sent reaches the handler, once; nothing leaks.
@@ -60,12 +61,26 @@ ktap_check "the server stopped reading for a buffer (pool_waits > 0)" \
 	wait_for "$wait_s" waiting
 ktap_check "the pool ran empty (pool_empty counted)" \
 	test "$(krpc_stat pool_empty)" -gt "$e0"
-# Settled: the held count stays put, below the request bound.
+# Settled: the held count stays put, below the request bound, and the
+# one wait is counted once however often it retries (every 10 ms).
 sleep 1
+pw=$(conn_field "$sid" pool_waits)
 ktap_check "the gate holds one count in [1, $((rbound - 1))], 5 samples over 1.5 s: the pool stopped the server" \
 	rpc_steady 5 1 $((rbound - 1)) gate_held
 ktap_check "as many requests alive as held ($STEADY)" \
 	test "$(krpc_stat reqs_live)" = "$STEADY"
+ktap_check "one wait counted once: pool_waits still $pw" \
+	test "$(conn_field "$sid" pool_waits)" = "$pw"
+# Held back past the keepalive timeout, both ends stay: the waiting server
+# reads nothing, but the client's unread bytes show it alive.
+rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
+sleep $((2 * RPC_SLOW))
+ktap_check "held for twice ka_timeout_ms: the client connection is up" \
+	test "$(rpc_info krpc_test state)" = 1
+ktap_check "held for twice ka_timeout_ms: the server connection is the same" \
+	test "$(server_conn_id)" = "$sid"
+ktap_check "still held: the gate's count did not move" \
+	test "$(gate_held)" = "$STEADY"
 
 rpc_check "gate opens" krpc_test gate_open
 rpc_check "flood stops: every one-way call completed once" krpc_test storm_stop
