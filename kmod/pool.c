@@ -354,19 +354,25 @@ static bool pool_may_serve(struct krpc_pool *pool, size_t len)
 	return false;
 }
 
-/* A small buffer for a receive ring, from the reserve if need be. */
-struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool)
+/* A small buffer (else a bigger one), leaving @floor small ones free. */
+static struct krpc_buf *pool_get_small(struct krpc_pool *pool, u32 floor)
 {
 	struct krpc_buf *buf;
 	int err;
 
-	buf = pool_take(pool, pool->cls[0].size, 0, false, &err);
+	buf = pool_take(pool, pool->cls[0].size, floor, false, &err);
 	if (!buf) {
 		atomic64_inc(&krpc_stats.pool_empty);
 		return ERR_PTR(err);
 	}
 	krpc_pool_get(pool);
 	return buf;
+}
+
+/* A small buffer for a receive ring, from the reserve if need be. */
+struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool)
+{
+	return pool_get_small(pool, 0);
 }
 
 /*
@@ -377,17 +383,7 @@ struct krpc_buf *krpc_pool_get_recv(struct krpc_pool *pool)
  */
 struct krpc_buf *krpc_pool_get_oneway(struct krpc_pool *pool)
 {
-	struct krpc_buf *buf;
-	int err;
-
-	buf = pool_take(pool, pool->cls[0].size, pool->reserve / 2, false,
-			&err);
-	if (!buf) {
-		atomic64_inc(&krpc_stats.pool_empty);
-		return ERR_PTR(err);
-	}
-	krpc_pool_get(pool);
-	return buf;
+	return pool_get_small(pool, pool->reserve / 2);
 }
 
 /**

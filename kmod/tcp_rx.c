@@ -37,9 +37,9 @@
  *
  * Held back (a server at its request bound or with no pool buffer for a
  * one-way message; a client with no pool buffer for a reply), the peer is
- * not always stopped by a closed window alone: a
- * receive buffer that fills before the window closes (the stack only
- * estimates the buffer memory of the bytes it admits) drops segments, and
+ * not always stopped by a closed window alone: a receive buffer that fills
+ * before the window closes (the stack only estimates the buffer memory of
+ * the bytes it admits) drops segments, and
  * the peer's retransmission timer doubles at each drop while we do not
  * read.  Once we read again, its next retransmission can be up to the hold
  * plus its first RTO away (its timer stops doubling at TCP_RTO_MAX), with
@@ -598,16 +598,22 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 }
 
 /*
- * The peer closed or reset a connection we hold back: unread bytes would
- * make the keepalive think it alive, and rx_work would not read to the end
- * of the stream, so it is torn down at once.
+ * True (and the connection torn down) if the peer closed or reset a
+ * connection we hold back: unread bytes would make the keepalive think it
+ * alive, and rx_work would not read to the end of the stream (conn->lock).
  */
-static bool rx_peer_gone(struct krpc_tcp_conn *tc)
+static bool rx_peer_gone_locked(struct krpc_tcp_conn *tc)
 {
+	struct krpc_conn *conn = tc->conn;
 	struct sock *sk = tc->sock->sk;
 
-	return READ_ONCE(sk->sk_err) ||
-	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+	if (!READ_ONCE(sk->sk_err) &&
+	    !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+		return false;
+	pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
+			    conn->id, &conn->peer);
+	krpc_tcp_fail_locked(tc, -ECONNRESET);
+	return true;
 }
 
 /* rx_work stops reading: the peer is held back from now (conn->lock). */
@@ -656,11 +662,7 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 	pause = conn->nr_reqs >= krpc_req_bound(conn);
 	if (!tc->live) {
 		pause = true;
-	} else if (pause && rx_peer_gone(tc)) {
-		pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
-				    conn->id, &conn->peer);
-		krpc_tcp_fail_locked(tc, -ECONNRESET);
-	} else if (pause && !tc->rx_paused) {
+	} else if (pause && !rx_peer_gone_locked(tc) && !tc->rx_paused) {
 		tc->rx_paused = true;
 		rx_hold_start_locked(tc);
 		krpc_conn_stat_inc(conn, KRPC_STAT_RX_PAUSES);
@@ -756,15 +758,11 @@ piece:
 			return;
 		}
 		ret = rx_piece_locked(tc, &c);
-		if (ret && c.retry && rx_peer_gone(tc)) {
-			/* As at the request bound: we would not read on. */
-			pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
-					    conn->id, &conn->peer);
-			krpc_tcp_fail_locked(tc, -ECONNRESET);
-			krpc_conn_unlock(conn);
-			return;
-		}
 		if (ret && c.retry) {
+			if (rx_peer_gone_locked(tc)) {
+				krpc_conn_unlock(conn);
+				return;
+			}
 			/*
 			 * Header kept whole: resumed from "piece" later.  We
 			 * are the slow side: the peer is not silent (its

@@ -121,6 +121,26 @@ rpc_info() {
 	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/$1/info"
 }
 
+# wait_for SECONDS COMMAND...: poll every 0.1 s until COMMAND succeeds
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# rpc_gate_passed, rpc_gate_held: krpc_test's gate (M_GATE), requests
+# answered and held so far (gate_stat)
+rpc_gate_stat() {
+	echo gate_stat > /sys/kernel/debug/krpc_test/cmd &&
+		cat /sys/kernel/debug/krpc_test/log
+}
+rpc_gate_passed() { rpc_gate_stat | sed -n 's/.*passed \([0-9]*\) held.*/\1/p'; }
+rpc_gate_held() { rpc_gate_stat | sed -n 's/.*passed [0-9]* held \([0-9]*\).*/\1/p'; }
+
 # rpc_steady N LO HI CMD...: N samples of CMD's output, 0.3 s apart (each
 # logged), all one value in [LO, HI]; STEADY is the last sample.
 rpc_steady() {

@@ -7,9 +7,8 @@
 # window, as an RDMA server whose receives cannot be refilled withholds the
 # credits.  krpc.ko gets 64 small buffers (8 of them the receive reserve,
 # of which one-way messages may take 4), no medium one and one large one;
-# the messages go to the gate (M_GATE),
-# which holds them while closed, so the pool, not the request bound
-# (2 x depth = 128), stops the server.  Then the gate opens and every
+# the messages go to the gate (M_GATE), which holds them while closed, so
+# the pool, not the request bound (2 x depth = 128), stops the server.  Then the gate opens and every
 # message the client sent reaches the handler, once; nothing leaks.
 # TCP only: over RDMA a one-way message lands in a posted receive.
 KRPC_TRANSPORT=tcp
@@ -29,19 +28,6 @@ rbound=$((2 * DEPTH))
 wait_s=$((30 * RPC_SLOW))
 t=/sys/kernel/debug/krpc_test
 
-# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.1
-	done
-}
-# gate_held, gate_passed: the gate's counts (gate_stat)
-gate_stat() { echo gate_stat > $t/cmd && cat $t/log; }
-gate_held() { gate_stat | sed -n 's/.*passed [0-9]* held \([0-9]*\).*/\1/p'; }
-gate_passed() { gate_stat | sed -n 's/.*passed \([0-9]*\) held.*/\1/p'; }
 
 ktap_check "insmod krpc.ko: 64 small buffers, no medium, 1 large" \
 	rpc_krpc_load pool_small=64 pool_medium=0 pool_large=1
@@ -66,7 +52,7 @@ ktap_check "the pool ran empty (pool_empty counted)" \
 sleep 1
 pw=$(conn_field "$sid" pool_waits)
 ktap_check "the gate holds one count in [1, $((rbound - 1))], 5 samples over 1.5 s: the pool stopped the server" \
-	rpc_steady 5 1 $((rbound - 1)) gate_held
+	rpc_steady 5 1 $((rbound - 1)) rpc_gate_held
 ktap_check "as many requests alive as held ($STEADY)" \
 	test "$(krpc_stat reqs_live)" = "$STEADY"
 ktap_check "one wait counted once: pool_waits still $pw" \
@@ -80,7 +66,7 @@ ktap_check "held for twice ka_timeout_ms: the client connection is up" \
 ktap_check "held for twice ka_timeout_ms: the server connection is the same" \
 	test "$(server_conn_id)" = "$sid"
 ktap_check "still held: the gate's count did not move" \
-	test "$(gate_held)" = "$STEADY"
+	test "$(rpc_gate_held)" = "$STEADY"
 
 rpc_check "gate opens" krpc_test gate_open
 rpc_check "flood stops: every one-way call completed once" krpc_test storm_stop
@@ -88,11 +74,11 @@ calls=$(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1/p' $t/log)
 failed=$(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\2/p' $t/log)
 log "storm: $calls calls, $failed failed"
 ktap_check "no one-way call failed at the client" test "$failed" = 0
-all_passed() { [ "$(gate_passed)" = "$calls" ]; }
+all_passed() { [ "$(rpc_gate_passed)" = "$calls" ]; }
 wait_for "$wait_s" all_passed
 rpc_check "the handler got all $calls messages: none dropped" krpc_test gate_stat "$calls"
 ktap_check "the server reads again: no hold left" \
-	test "$(gate_held)" = 0
+	test "$(rpc_gate_held)" = 0
 rpc_check "echo after the flood" krpc_test echo $SIZE 10
 
 rpc_check "client disconnects" krpc_test disconnect

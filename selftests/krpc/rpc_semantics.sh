@@ -147,12 +147,8 @@ ka_i=$(cat $kp/ka_interval_ms) ka_t=$(cat $kp/ka_timeout_ms)
 rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
 rbound=128 rmax=128
 [ "$KRPC_TRANSPORT" = rdma ] && rmax=$((128 + 64 + 4))
-gate_passed() {
-	echo gate_stat > /sys/kernel/debug/krpc_test/cmd
-	sed -n 's/.*passed \([0-9]*\) held.*/\1/p' /sys/kernel/debug/krpc_test/log
-}
 cid=$(client_conn_id)
-st0=$(conn_field "$cid" credit_stalls) p0=$(gate_passed)
+st0=$(conn_field "$cid" credit_stalls) p0=$(rpc_gate_passed)
 rpc_check "gate closed" krpc_test gate_close
 rpc_check "one-way flood at the closed gate" krpc_test storm_start 0 gate
 for _ in $(seq $((150 * RPC_SLOW))); do
@@ -178,7 +174,7 @@ read -r n nfail < <(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1 
 ktap_check "none of the $n failed" test "$nfail" = 0
 # Over TCP most of them still wait in the socket buffers.
 for _ in $(seq $((300 * RPC_SLOW))); do
-	[ "$(gate_passed)" = $((p0 + n)) ] && break
+	[ "$(rpc_gate_passed)" = $((p0 + n)) ] && break
 	sleep 0.1
 done
 rpc_check "the handler got all $n" krpc_test gate_stat $((p0 + n))
@@ -201,12 +197,12 @@ rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
 # before the handler starts: here its handler (the open gate) is held back
 # by fault_oneway_delay_ms while a NOSLEEP echo sent after it is answered,
 # and the client disconnects.
-p1=$(gate_passed)
+p1=$(rpc_gate_passed)
 echo $((500 * RPC_SLOW)) > $dbg/fault_oneway_delay_ms
 rpc_check "one-way message, then an echo answered before its handler started, then disconnect" \
 	krpc_test oneway_close
 for _ in $(seq $((100 * RPC_SLOW))); do
-	[ "$(gate_passed)" = $((p1 + 1)) ] && break
+	[ "$(rpc_gate_passed)" = $((p1 + 1)) ] && break
 	sleep 0.1
 done
 echo 0 > $dbg/fault_oneway_delay_ms

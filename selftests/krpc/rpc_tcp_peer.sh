@@ -90,16 +90,6 @@ pconn() {
 	grep -E "role=server .* peer=[^ ]*:$1 " /sys/kernel/debug/krpc/conns |
 		tr ' ' '\n' | sed -n "s/^$2=//p"
 }
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 out_has() { grep -q "$1" "$out"; }
 peer_port() { sed -n 's/^port //p' "$out"; }
 paused() { [ "$(pconn "$(peer_port)" rx_pauses)" -gt 0 ] 2>/dev/null; }

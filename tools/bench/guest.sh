@@ -487,9 +487,10 @@ fi
 # to it): without polling, each side sleeps for every message and is woken
 # by a completion handler, on a vCPU that may still be busy with
 # Soft-RoCE's work.  The same for the kworkers woken meanwhile (Soft-RoCE's
-# tasks on kernels that run them from a workqueue).  The sched tracepoints are switched on at boot
-# (tools/bench/run), like the workqueue one; afterwards a filter that
-# matches nothing keeps them out of the buffer without patching text.
+# tasks on kernels that run them from a workqueue).  The sched tracepoints
+# are switched on at boot (tools/bench/run), like the workqueue one;
+# afterwards a filter that matches nothing keeps them out of the buffer
+# without patching text.
 wakedelay() {	# wakedelay WHAT CALLS COMM CMD...: per call of CMD, 64 B
 	local what=$1 calls=$2 comm=$3 t=$trace kv
 	shift 3
