@@ -132,6 +132,15 @@ wait_for() {
 	done
 }
 
+# rpc_conns_back N: conns_open is back to N within 5 s (a raw peer's
+# connection, closed by the server or by the peer, is gone)
+rpc_conns_is() { [ "$(krpc_stat conns_open)" = "$1" ]; }
+rpc_conns_back() {
+	wait_for $((5 * RPC_SLOW)) rpc_conns_is "$1" && return 0
+	log "conns_open $(krpc_stat conns_open), want $1"
+	return 1
+}
+
 # rpc_gate_passed, rpc_gate_held: krpc_test's gate (M_GATE), requests
 # answered and held so far (gate_stat)
 rpc_gate_stat() {

@@ -1,0 +1,223 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A raw verbs client (rdma_peer: librdmacm and a user QP on the same
+# Soft-RoCE device) against a krpc RDMA server.  First as a correct peer
+# written from Documentation/protocol.rst alone: inline and rendezvous
+# echo calls (the server READs the request and WRITEs the reply) checked
+# byte for byte, an unknown method, a CANCEL answered at once.  Then it
+# misbehaves: connect requests that fail each handshake check get the exact
+# reject; each message check of the validation order closes the
+# connection, counted as one protocol error and logged with its reason; a
+# client reusing a slot before its CANCEL was answered is refused; regions
+# with keys never granted fail the server's READ or WRITE and close the
+# connection; a silent peer is closed by the keepalive timeout.  A kernel
+# client keeps echoing through the same server.  Then rdma_peer serves and
+# the kernel client calls it: echo calls both ways of transfer, then bad
+# handshake answers (the connect fails with -EPROTO) and bad answers to a
+# call (the call fails with EPROTO, one protocol error each, logged).  In
+# the end every counter is back to where it was and nothing leaks.
+# shellcheck source=selftests/krpc/rpc_lib.sh
+. "$(dirname "$0")/rpc_lib.sh"
+
+krpc_loaded && ktap_skip_all "krpc already loaded"
+peer=$KRPC_TOP/build/user/selftests/rdma_peer
+[ -x "$peer" ] || ktap_bail "rdma_peer not built"
+
+cleanup() {
+	rpc_rmmod krpc_test
+	krpc_unload
+}
+trap cleanup EXIT
+
+ka=$((2000 * RPC_SLOW))
+bound=$((3 * ka + 2000 * RPC_SLOW))
+ms=$((5000 * RPC_SLOW))
+ktap_check "insmod krpc.ko (peer dead after $ka ms of silence)" \
+	rpc_krpc_load ka_interval_ms=$((ka / 5)) ka_timeout_ms=$ka
+ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
+rpc_check "server listens" krpc_test server_start "$RPC_PORT"
+rpc_check "kernel client connects" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+
+open0=$(krpc_stat conns_open)
+perr0=$(krpc_stat protocol_errors)
+rej0=$(krpc_stat conns_rejected)
+
+# peer MODE [MS]: run rdma_peer, show what it said
+peer() { pp "$peer" "$1" "$KRPC_ADDR4" "$RPC_PORT" "${2:-$ms}"; }
+still_serving() { rpc_do krpc_test echo 5000 2; }
+# settle: the server's side of the peer's connection is gone
+settle() { rpc_conns_back "$open0"; }
+# logged TEXT: the kernel logged TEXT since the last klog_mark
+logged() { klog_since | grep -qF -- "$1"; }
+
+klog_mark
+ktap_check "good: inline and rendezvous echo, unknown method, stray cancel" \
+	peer good
+ktap_check "good: connection gone" settle
+ktap_check "good: no protocol error" \
+	test "$(krpc_stat protocol_errors)" = "$perr0"
+
+ktap_check "cancel: answered at once with ECANCELED, slot reusable" peer cancel
+ktap_check "cancel: connection gone" settle
+ktap_check "cancel: the server counted its answer" \
+	test "$(krpc_stat cancel_acks)" -ge 1
+
+# Handshake: MODE LOGGED ("rejecting ADDR: REASON (ERRNO), value VALUE";
+# the peer checks reason and value on the wire)
+n=0
+while read -r m why; do
+	n=$((n + 1))
+	klog_mark
+	ktap_check "$m: exact reject" peer "$m"
+	ktap_check "$m: rejection counted" \
+		test "$(krpc_stat conns_rejected)" = $((rej0 + n))
+	ktap_check "$m: logged" logged "rejecting $KRPC_ADDR4:"
+	ktap_check "$m: logged \"$why\"" logged "$why"
+	ktap_check "$m: no connection left" settle
+done <<'EOF'
+magic		: not krpc (-71), value 0
+version		: protocol version (-93), value 1
+depth0		: parameters (-22), value 1024
+recvsize	: parameters (-22), value 65536
+maxmsg		: parameters (-22), value 67108864
+credits0	: parameters (-22), value 0
+reserved0	: parameters (-22), value 0
+EOF
+ktap_check "kernel client still served after the rejects" still_serving
+
+# Messages: MODE REASON (the protocol error the server must log)
+n=0
+while read -r m why; do
+	n=$((n + 1))
+	klog_mark
+	ktap_check "$m: closed" peer "$m"
+	ktap_check "$m: connection gone" settle
+	ktap_check "$m: one protocol error" \
+		test "$(krpc_stat protocol_errors)" = $((perr0 + n))
+	ktap_check "$m: logged" logged "protocol error from $KRPC_ADDR4:"
+	ktap_check "$m: logged \"$why\"" logged ": $why ("
+	ktap_check "$m: kernel client still served" still_serving
+done <<'EOF'
+short		message shorter than the header
+badtype		unknown message type
+wrongside	message type not for this side
+badflags	flags not allowed for the type
+reserved	reserved field set
+strayregion	reply region without its flag
+oversize	payload longer than the negotiated maximum
+lenmismatch	payload length differs from what arrived
+credits		credits beyond the peer's receives
+slot		call slot beyond the depth or still busy
+busyslot	call slot beyond the depth or still busy
+rdvinline	rendezvous for an inline-sized payload
+rdvzero		rendezvous region length out of range
+rdvwrap		rendezvous region wraps around
+rdvlen		rendezvous region length differs from the payload
+ctrlfields	control message with fields set
+kacallid	control message with a call id
+cancelreuse	cancels of slots reused before their answer
+EOF
+nperr=$n
+
+# Keys never granted: the server's transfer fails with a remote access
+# error, which closes the connection (not a protocol error: the server
+# cannot tell a lie from a key the client already invalidated).
+for m in badkey_req badkey_rep; do
+	klog_mark
+	ktap_check "$m: closed" peer $m
+	ktap_check "$m: connection gone" settle
+	ktap_check "$m: the failed transfer logged" \
+		logged "completion: remote access error"
+	ktap_check "$m: kernel client still served" still_serving
+done
+
+klog_mark
+ktap_check "silent: closed within $bound ms, after keepalives" peer silent $bound
+ktap_check "silent: connection gone" settle
+ktap_check "silent: the timeout logged" logged ", peer is dead"
+
+ktap_check "no other protocol error" \
+	test "$(krpc_stat protocol_errors)" = $((perr0 + nperr))
+rpc_check "client disconnects" krpc_test disconnect
+
+# The other way round: rdma_peer serves, krpc_test's client calls it.
+eport=$((RPC_PORT + 7))
+out=$(mktemp)	# the guest's tmpfs
+out_has() { grep -q "$1" "$out"; }
+# serve MODE: start rdma_peer serving MODE, wait until it listens
+serve() {
+	echo "# + $peer serve $1 $KRPC_ADDR4 $eport $ms &"
+	"$peer" serve "$1" "$KRPC_ADDR4" "$eport" "$ms" > "$out" 2>&1 &
+	spid=$!
+	wait_for $((10 * RPC_SLOW)) out_has listening
+}
+served() { wait $spid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+# cmd_fails ERROR COMMAND...: the krpc_test command fails with ERROR
+# (strerror's text, as the write reports it)
+cmd_fails() {
+	local want=$1 got
+	shift
+	got=$( (echo "$*" > /sys/kernel/debug/krpc_test/cmd) 2>&1)
+	got=${got##*: }
+	echo "# krpc_test: $*: ${got:-succeeded}"
+	[ "$got" = "$want" ]
+}
+
+perr0=$(krpc_stat protocol_errors)
+klog_mark
+ktap_check "serve good: peer listens" serve good
+rpc_check "serve good: kernel client connects" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+rpc_check "serve good: inline echo" krpc_test echo 100 3
+rpc_check "serve good: rendezvous echo (READ and WRITE by the peer)" \
+	krpc_test echo 100000 2
+rpc_check "serve good: kernel client disconnects" krpc_test disconnect
+ktap_check "serve good: the peer served all 5 calls" served
+ktap_check "serve good: served 5" out_has "^served 5$"
+ktap_check "serve good: no protocol error" \
+	test "$(krpc_stat protocol_errors)" = "$perr0"
+
+for m in rep_magic rep_depth; do
+	klog_mark
+	ktap_check "serve $m: peer listens" serve $m
+	rpc_check "serve $m: connect fails with -EPROTO" \
+		krpc_test connect_fail "$KRPC_ADDR4" "$eport" 71
+	ktap_check "serve $m: the client closed" served
+	ktap_check "serve $m: logged" logged "bad handshake answer from $KRPC_ADDR4:"
+done
+
+# MODE SIZE REASON: the kernel client's call of SIZE bytes gets a bad
+# answer; the client logs REASON and closes, the call fails with EPROTO
+n=0
+while read -r m size why; do
+	n=$((n + 1))
+	klog_mark
+	ktap_check "serve $m: peer listens" serve "$m"
+	rpc_check "serve $m: kernel client connects" \
+		krpc_test connect "$KRPC_ADDR4" "$eport"
+	ktap_check "serve $m: the call fails with EPROTO" \
+		cmd_fails "Protocol error" echo "$size" 1
+	ktap_check "serve $m: the client closed" served
+	ktap_check "serve $m: one protocol error" \
+		test "$(krpc_stat protocol_errors)" = $((perr0 + n))
+	ktap_check "serve $m: logged \"$why\"" logged ": $why ("
+	rpc_check "serve $m: kernel client disconnects" krpc_test disconnect
+done <<'EOF'
+unknown_call	100	reply for an unknown call
+reply_method	100	reply with a method
+reply_status	100	reply with a status
+error_payload	100	error reply with a payload
+error_status	100	error reply with a bad status
+written_noregion 100	written reply without a fitting region
+written_big	5000	written reply without a fitting region
+inline_big	100	inline reply beyond the inline size
+to_client	100	message type not for this side
+credits		100	credits beyond the peer's receives
+EOF
+rm -f "$out"
+rpc_check "server stops" krpc_test server_stop
+ktap_check "no connection, call or request left" rpc_assert_idle
+ktap_check "rmmod krpc_test" rpc_rmmod krpc_test
+ktap_check "rmmod krpc" krpc_unload
+ktap_check "nothing left after rmmod" krpc_assert_gone
+ktap_finish
