@@ -299,12 +299,21 @@ void peer_close(struct peer *p)
 /* ---------------------------------------------------------------------- */
 /* Messages */
 
+/* A CM event (a disconnect, in a connected state) is waiting to be read. */
+int cm_pending(struct peer *p)
+{
+	struct pollfd f = { .fd = p->ch->fd, .events = POLLIN };
+
+	return poll(&f, 1, 0) == 1;
+}
+
 /*
  * Post one SEND of @len bytes starting with header @h (its payload after
  * it in @body) and wait for its completion.  The header's credits field is
  * what we owe unless @keep_credits; a send without a credit is refused.
- * Return 0; -ECONNRESET if it was flushed (the queue pair went to the error
- * state first); 1 on any other failure, with a line on stderr.
+ * Return 0; -ECONNRESET if the connection is going down (a CM event is
+ * pending, or the SEND was flushed or never acknowledged); 1 on any other
+ * failure, with a line on stderr.
  */
 int send_raw(struct peer *p, struct hdr *h, const void *body,
 		    uint32_t len, int keep_credits)
@@ -324,6 +333,13 @@ int send_raw(struct peer *p, struct hdr *h, const void *body,
 
 	if (!p->send_credits)
 		return fail("no credit left to send type %u", h->type);
+	/*
+	 * Not into a connection the other side is closing: its queue pair
+	 * is in the error state before its DREQ arrives, and Soft-RoCE drops
+	 * what reaches it, so the SEND would only time out.
+	 */
+	if (cm_pending(p))
+		return -ECONNRESET;
 	if (!keep_credits) {
 		h->credits = htole16(p->owed);
 		p->owed = 0;
@@ -341,7 +357,8 @@ int send_raw(struct peer *p, struct hdr *h, const void *body,
 	do {
 		n = ibv_poll_cq(p->scq, 1, &wc);
 		if (n > 0) {
-			if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			if (wc.status == IBV_WC_WR_FLUSH_ERR ||
+			    wc.status == IBV_WC_RETRY_EXC_ERR)
 				return -ECONNRESET;
 			if (wc.status != IBV_WC_SUCCESS)
 				return fail("send completion: %s",
@@ -381,7 +398,8 @@ static void set_rdv(struct peer *p, struct rdv *r, int which, uint32_t len)
 
 /*
  * The next message from the server within @ms: its header in @h, its
- * inline payload at *@body (valid until the next call).  KEEPALIVE and
+ * inline payload at *@body (valid until its receive is used again: it is
+ * reposted at once, so NR_RECV - 1 more messages).  KEEPALIVE and
  * CREDIT messages are checked, counted and skipped.  Return 0; -ETIMEDOUT
  * if none came; -ECONNRESET if the queue pair was flushed (the connection
  * is gone); 1 on anything malformed, with a line on stderr.
@@ -725,7 +743,11 @@ static int do_bad(struct peer *p, const char *mode)
 	} else if (!strcmp(mode, "lenmismatch")) {
 		total = HDR_SIZE + 8;
 	} else if (!strcmp(mode, "credits")) {
-		h.credits = htole16(p->nr_recv + 1);
+		/*
+		 * The server holds our receives less what it sent (what we
+		 * owe): one more than the rest is one beyond our receives.
+		 */
+		h.credits = htole16(p->owed + 1);
 		if (send_raw(p, &h, body, total, 1))
 			return 1;
 		return expect_closed(p, wait_ms);
@@ -783,14 +805,21 @@ static int do_cancelreuse(struct peer *p)
 		hdr_req(&h, T_REQUEST, M_SLEEP, 0, seq, 16);
 		h.flags = F_RDV_REPLY;
 		set_rdv(p, &h.rep, 1, RDV_LEN);
-		if (send_msg(p, &h, "reused too early"))
-			return 1;
+		ret = send_msg(p, &h, "reused too early");
+		if (ret)
+			break;
 		hdr_req(&h, T_CANCEL, 0, 0, seq, 0);
 		h.method = 0;
-		if (send_msg(p, &h, NULL))
-			return 1;
-		/* The first answer may come (the server's last credit). */
-		ret = recv_msg(p, &r, NULL, NULL, 100);
+		ret = send_msg(p, &h, NULL);
+		if (ret)
+			break;
+		/*
+		 * The first answer comes on the server's last credit (unless
+		 * a CREDIT message took it: then this answer stays queued
+		 * and the next CANCEL is the one refused); the others stay
+		 * queued.
+		 */
+		ret = recv_msg(p, &r, NULL, NULL, seq == 1 ? wait_ms / 5 : 100);
 		if (ret == -ECONNRESET)
 			break;
 		if (ret > 0)
@@ -800,6 +829,8 @@ static int do_cancelreuse(struct peer *p)
 			return fail("type %u status %u", r.type,
 				    le32toh(r.status));
 	}
+	if (ret > 0)
+		return 1;
 	return expect_closed(p, wait_ms);
 }
 

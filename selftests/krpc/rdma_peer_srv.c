@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rdma_peer.h"
 
@@ -171,6 +172,7 @@ static int post_rdma(struct peer *p, enum ibv_wr_opcode op,
 			       fail("%s completion: %s",
 				    op == IBV_WR_RDMA_READ ? "READ" : "WRITE",
 				    ibv_wc_status_str(wc.status));
+		usleep(100);
 	} while (now_ms() < end);
 	return fail("%s", "READ/WRITE not completed");
 }
@@ -194,10 +196,19 @@ static int answer_error(struct peer *p, const struct hdr *h, uint32_t status)
 }
 
 /* A correct answer to an echo request: inline, or written to its region. */
-static int answer_echo(struct peer *p, const struct hdr *h, const char *body)
+static int answer_echo(struct peer *p, const struct hdr *h, const char *body,
+		       uint32_t inline_len)
 {
 	uint32_t len = le32toh(h->len);
 	struct hdr r;
+
+	/* The kernel client's request, checked as krpc's server would. */
+	if ((h->flags & ~(F_RDV_REQ | F_RDV_REPLY)) || h->status ||
+	    h->reserved || ((h->flags & F_RDV_REQ) ?
+			    inline_len || len <= p->inline_max :
+			    inline_len != len || len > p->inline_max))
+		return fail("bad request: flags %#x len %u inline %u",
+			    h->flags, len, inline_len);
 
 	if (le32toh(h->method) != M_ECHO)
 		return answer_error(p, h, WS_NO_METHOD);
@@ -262,7 +273,8 @@ static int answer_bad(struct peer *p, const char *mode, const struct hdr *h)
 	} else if (!strcmp(mode, "to_client")) {
 		hdr_req(&r, T_REQUEST, M_ECHO, 0, 1, 0);
 	} else if (!strcmp(mode, "credits")) {
-		r.credits = htole16(NR_RECV + 1);
+		/* One beyond: the client holds our receives less what we owe. */
+		r.credits = htole16(p->owed + 1);
 		if (send_raw(p, &r, body, total, 1))
 			return 1;
 		return expect_closed(p, wait_ms);
@@ -279,11 +291,12 @@ static int serve_loop(struct peer *p, const char *mode, unsigned long *served)
 {
 	struct pollfd f = { .fd = p->ch->fd, .events = POLLIN };
 	const char *body;
+	uint32_t il;
 	struct hdr h;
 	int ret;
 
 	for (;;) {
-		ret = recv_msg(p, &h, &body, NULL, 20);
+		ret = recv_msg(p, &h, &body, &il, 20);
 		if (ret > 0)
 			return 1;
 		if (ret < 0) {
@@ -305,7 +318,7 @@ static int serve_loop(struct peer *p, const char *mode, unsigned long *served)
 			return fail("type %u from the client", h.type);
 		if (strcmp(mode, "good"))
 			return answer_bad(p, mode, &h);
-		if (answer_echo(p, &h, body))
+		if (answer_echo(p, &h, body, il))
 			return 1;
 		++*served;
 	}
