@@ -67,17 +67,20 @@ FIXED_SLEEPS=$SLEEPS FIXED_CALLS=$CALLS
 # Adaptive: the spin outlasts the gap, and the poller stays awake.  Not
 # always: a gap above the 1000 us cap is a pause by design, and on 6.12
 # under emulation (Soft-RoCE's kworkers waiting for the vCPU the poller
-# holds) about one round trip in ten took longer than that (p50 650 us):
-# 132 sleeps in 1193 calls, where the fixed spin of the same boot slept
-# 2011 times in 942.  So the sleeps per call are judged against the fixed
-# spin's: at most a tenth of them (a spin stuck at 50 us sleeps as often).
+# holds) round trips come close to the cap, more of them the slower the
+# host is that moment.  So the sleeps per call are judged against the
+# fixed spin's of the same boot, at most a quarter of them: a spin stuck
+# at 50 us sleeps as often (a ratio near 1).  Measured on 6.1: 0.017 to
+# 0.023; on 6.12: 0.044 and 0.052 (adaptive p50 650-660 us), 0.133 in a
+# slower run (234 sleeps in 861 calls against 2027 in 988, p50 860 us),
+# which failed the tenth this check first asked for.
 echo 0 > /sys/module/krpc/parameters/poll_usecs
 delayed_run 1 $DELAY
 ktap_check "adaptive: echoes answered after $DELAY us complete" test "$CALLS" -gt 100
 ktap_check "adaptive: the spin is at least twice the gap ($((2 * DELAY)) us), at most 1000" \
 	test "$SPIN" -ge $((2 * DELAY)) -a "$SPIN" -le 1000
-ktap_check "adaptive: at most a tenth of the fixed spin's sleeps per call ($FIXED_SLEEPS in $FIXED_CALLS)" \
-	test $((10 * SLEEPS * FIXED_CALLS)) -le $((FIXED_SLEEPS * CALLS))
+ktap_check "adaptive: at most a quarter of the fixed spin's sleeps per call ($FIXED_SLEEPS in $FIXED_CALLS)" \
+	test $((4 * SLEEPS * FIXED_CALLS)) -le $((FIXED_SLEEPS * CALLS))
 
 # A gap above the cap is a pause: the poller never spins past 1000 us, and
 # sleeps before each reply instead.
