@@ -77,6 +77,7 @@ void hdr_req(struct hdr *h, uint8_t type, uint32_t method, uint16_t slot,
 	     uint64_t seq, uint32_t len);
 int recv_msg(struct peer *p, struct hdr *h, const char **body,
 	     uint32_t *inline_len, int ms);
+int wait_wr(struct peer *p, const char *what);
 int cm_pending(struct peer *p);
 int disconnected(struct peer *p);
 int keepalive(struct peer *p);

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rdma_peer.h"
 
@@ -157,24 +156,12 @@ static int post_rdma(struct peer *p, enum ibv_wr_opcode op,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-	long end = now_ms() + wait_ms;
-	int n;
 
 	wr.wr.rdma.remote_addr = le64toh(r->addr);
 	wr.wr.rdma.rkey = le32toh(r->rkey);
 	if (ibv_post_send(p->id->qp, &wr, &bad))
 		return fail("ibv_post_send: %s", strerror(errno));
-	do {
-		n = ibv_poll_cq(p->scq, 1, &wc);
-		if (n > 0)
-			return wc.status == IBV_WC_SUCCESS ? 0 :
-			       fail("%s completion: %s",
-				    op == IBV_WR_RDMA_READ ? "READ" : "WRITE",
-				    ibv_wc_status_str(wc.status));
-		usleep(100);
-	} while (now_ms() < end);
-	return fail("%s", "READ/WRITE not completed");
+	return wait_wr(p, op == IBV_WR_RDMA_READ ? "READ" : "WRITE");
 }
 
 static void hdr_answer(struct hdr *r, uint8_t type, const struct hdr *h,
