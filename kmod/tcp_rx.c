@@ -32,8 +32,13 @@
  * alone.  The request free that goes below the bound queues rx_work again
  * (krpc_tcp_req_freed()); freeing never needs rx_work (handlers reply, and
  * tx_work or the teardown frees the replies), so the pause cannot deadlock.
- * A paused connection whose peer closed or reset it is torn down at once:
- * rx_work would not read to the end of the stream.
+ * A paused connection whose peer reset it is torn down at once (an abortive
+ * close: the peer discarded what it had not sent, and would take no
+ * answer).  A peer that closed its side gracefully (FIN) is read to the end
+ * once the pause ends: what it sent before the FIN is handled, as a one-way
+ * message that landed in an RDMA receive is, and the end of the stream then
+ * tears the connection down.  Holding it costs no more than holding a live
+ * peer: the FIN adds no bytes, and the pause ends by our progress alone.
  *
  * Held back (a server at its request bound or with no pool buffer for a
  * one-way message; a client with no pool buffer for a reply), the peer is
@@ -598,19 +603,19 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 }
 
 /*
- * True (and the connection torn down) if the peer closed or reset a
- * connection we hold back: unread bytes would make the keepalive think it
- * alive, and rx_work would not read to the end of the stream (conn->lock).
+ * True (and the connection torn down) if the peer reset a connection we
+ * hold back: its unread bytes would make the keepalive think it alive.  A
+ * graceful close (FIN, no error) is not: rx_work reads what came before it
+ * once the hold ends, then meets the end of the stream (conn->lock).
  */
-static bool rx_peer_gone_locked(struct krpc_tcp_conn *tc)
+static bool rx_peer_reset_locked(struct krpc_tcp_conn *tc)
 {
 	struct krpc_conn *conn = tc->conn;
 	struct sock *sk = tc->sock->sk;
 
-	if (!READ_ONCE(sk->sk_err) &&
-	    !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+	if (!READ_ONCE(sk->sk_err))
 		return false;
-	pr_info_ratelimited("conn %u: %pISpc closed the connection while held back\n",
+	pr_info_ratelimited("conn %u: %pISpc reset the connection while held back\n",
 			    conn->id, &conn->peer);
 	krpc_tcp_fail_locked(tc, -ECONNRESET);
 	return true;
@@ -662,7 +667,7 @@ static bool rx_pause(struct krpc_tcp_conn *tc)
 	pause = conn->nr_reqs >= krpc_req_bound(conn);
 	if (!tc->live) {
 		pause = true;
-	} else if (pause && !rx_peer_gone_locked(tc) && !tc->rx_paused) {
+	} else if (pause && !rx_peer_reset_locked(tc) && !tc->rx_paused) {
 		tc->rx_paused = true;
 		rx_hold_start_locked(tc);
 		krpc_conn_stat_inc(conn, KRPC_STAT_RX_PAUSES);
@@ -759,7 +764,7 @@ piece:
 		}
 		ret = rx_piece_locked(tc, &c);
 		if (ret && c.retry) {
-			if (rx_peer_gone_locked(tc)) {
+			if (rx_peer_reset_locked(tc)) {
 				krpc_conn_unlock(conn);
 				return;
 			}

@@ -8,7 +8,9 @@
 # Then backpressure: a flood of one-way messages to a method that holds
 # them, and requests whose large replies are never read, each leave exactly
 # 2 x depth requests alive at the server, which stops reading (rx_pauses)
-# and holds the peer back by TCP's window until the requests go.
+# and holds the peer back by TCP's window until the requests go; a peer
+# that closes its side (FIN) while held back has every message it sent
+# before handled.
 # Meanwhile a kernel client keeps echoing through the same server; in the
 # end every counter is back to where it was and nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -107,14 +109,21 @@ held_at_bound() {
 }
 reqs_gone() { [ "$(krpc_stat reqs_live)" = 0 ]; }
 
+# gate_peer MODE COUNT: with the gate closed, tcp_peer MODE sends COUNT
+# one-way messages at it, in the background (fpid, its output in $out);
+# it connects and the server stops reading.
+gate_peer() {
+	rpc_check "gate closed" krpc_test gate_close
+	echo "# + $peer $1 $KRPC_ADDR4 $RPC_PORT $2 &"
+	"$peer" "$1" "$KRPC_ADDR4" "$RPC_PORT" "$2" > "$out" 2>&1 &
+	fpid=$!
+	ktap_check "$1: peer connected" wait_for "$wait_s" out_has "^port "
+	ktap_check "$1: server stops reading (rx_pauses > 0)" wait_for "$wait_s" paused
+}
+
 # One-way flood: every message is held at the gate until it opens.
 count=8000
-rpc_check "gate closed" krpc_test gate_close
-echo "# + $peer flood $KRPC_ADDR4 $RPC_PORT $count &"
-"$peer" flood "$KRPC_ADDR4" "$RPC_PORT" $count > "$out" 2>&1 &
-fpid=$!
-ktap_check "flood: peer connected" wait_for "$wait_s" out_has "^port "
-ktap_check "flood: server stops reading (rx_pauses > 0)" wait_for "$wait_s" paused
+gate_peer flood $count
 ktap_check "flood: exactly $rbound requests alive, no credit, peer held back" \
 	held_at_bound exact $fpid
 ktap_check "flood: the gate holds exactly $rbound" \
@@ -127,6 +136,22 @@ ktap_check "flood: all $count messages and the final call went through" fok
 ktap_check "flood: connection gone" settle
 ktap_check "flood: no request left" wait_for "$wait_s" reqs_gone
 rpc_check "flood: the handler got exactly $count" krpc_test gate_stat $count
+
+# A graceful close while held back: the peer sends one-way messages past
+# the bound, then its FIN, with most of them unread behind the pause.  The
+# server keeps the connection, reads to the end once the gate opens, hands
+# every message to the handler, and only then closes its side.
+fcount=100
+gate_peer fin $fcount
+ktap_check "fin: the peer closed its side" wait_for "$wait_s" out_has "^fin after"
+ktap_check "fin: after the FIN, still exactly $rbound requests alive, connection up" \
+	held_at_bound exact $fpid
+rpc_check "gate opens" krpc_test gate_open
+ktap_check "fin: the server closed its side once it had read everything" fok
+ktap_check "fin: connection gone" settle
+ktap_check "fin: no request left" wait_for "$wait_s" reqs_gone
+rpc_check "fin: the handler got all $fcount messages sent before the FIN" \
+	krpc_test gate_stat $((count + fcount))
 
 # No reader: 64 KiB replies pile up unread until the server stops reading.
 echo "# + $peer noreader $KRPC_ADDR4 $RPC_PORT $((wait_s * 1000)) &"

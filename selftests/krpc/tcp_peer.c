@@ -22,6 +22,11 @@
  *				nothing read; then an echo call whose reply
  *				(after any keepalives) proves every one was
  *				read; closed
+ *   fin ADDR PORT COUNT	COUNT one-way messages to the gate method,
+ *				then our side closed (shutdown SHUT_WR: a
+ *				FIN) while the server holds them back; the
+ *				server's keepalives read until it closes
+ *				too (EOF), within 60 s
  *   noreader ADDR PORT MS	requests whose replies are 64 KiB, never
  *				read: a round of depth calls, the next once
  *				the server has queued every reply (its
@@ -43,7 +48,7 @@
  *				refilled meanwhile); a second request
  *				(seed 2) is read and answered; closed
  *
- * flood and noreader print "port N", their local port, first: the server's
+ * flood, fin and noreader print "port N", their local port, first: the server's
  * connection is the line of debugfs krpc/conns with that peer port.
  *
  * Exit status 0 when the server behaved exactly so, 1 otherwise (with a
@@ -373,12 +378,13 @@ static int sync_call(int fd, uint64_t seq)
 	return expect_echo(fd, &h, msg, sizeof(msg));
 }
 
-static int do_flood(int fd, long count)
+/* Our connection's port, the hello, then @count one-way gate messages. */
+static int gate_flood(int fd, long count)
 {
 	char msg[HDR_SIZE + FLOOD_LEN];
 	struct hello ans;
 	struct hdr h;
-	long i, t0;
+	long i;
 
 	if (show_port(fd) < 0 || handshake(fd, &ans))
 		return 1;
@@ -388,13 +394,37 @@ static int do_flood(int fd, long count)
 	h.len = htole32(FLOOD_LEN);
 	memcpy(msg, &h, HDR_SIZE);
 	memset(msg + HDR_SIZE, 0x5a, FLOOD_LEN);
-	t0 = now_ms();
 	for (i = 0; i < count; i++)
 		if (send_all(fd, msg, sizeof(msg)))
 			return fail("send: %s", strerror(errno));
-	printf("flood: %ld one-way messages written in %ld ms\n", count,
+	return 0;
+}
+
+static int do_flood(int fd, long count)
+{
+	long t0 = now_ms();
+
+	if (gate_flood(fd, count))
+		return 1;
+	printf("flood: hello and %ld one-way messages written in %ld ms\n", count,
 	       now_ms() - t0);
 	return sync_call(fd, 1);
+}
+
+/*
+ * COUNT one-way messages, then a FIN: all of them are in the server's
+ * socket (or ours, unsent) when it sees the end of our stream, and every
+ * one must reach its handler before the server closes its side.
+ */
+static int do_fin(int fd, long count)
+{
+	if (gate_flood(fd, count))
+		return 1;
+	if (shutdown(fd, SHUT_WR))
+		return fail("shutdown: %s", strerror(errno));
+	printf("fin after %ld one-way messages\n", count);
+	fflush(stdout);
+	return expect_closed(fd, 60000, 1);
 }
 
 static volatile sig_atomic_t go;
@@ -637,6 +667,8 @@ int main(int argc, char **argv)
 		ret = do_stall(fd, mode, atoi(argv[4]));
 	else if (!strcmp(mode, "flood") && argc > 4)
 		ret = do_flood(fd, atol(argv[4]));
+	else if (!strcmp(mode, "fin") && argc > 4)
+		ret = do_fin(fd, atol(argv[4]));
 	else if (!strcmp(mode, "noreader") && argc > 4)
 		ret = do_noreader(fd, atoi(argv[4]));
 	else
