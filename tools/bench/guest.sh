@@ -276,8 +276,8 @@ if [ "$part" != probe ]; then
 emit meta 0 0 "krpc_tcp=$krpc_tcp" "guest_cpus=$(nproc)" \
 	"guest_mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)"
 
-# Paired rounds for the latency targets: the floor and the krpc rows they
-# are judged on, back to back, at the smallest size.  The host's speed
+# Paired rounds for the latency and message-rate targets: the floor and
+# the krpc rows they are judged on, back to back, at the smallest size.  The host's speed
 # drifts over minutes (raw verbs has measured 21 and 35 us in two boots,
 # and a row can sit in a slow mode for minutes: the 6.1 user path's
 # kernel busy polling at about 50 or about 100 us); a ratio of two runs
@@ -303,6 +303,15 @@ pair_round_run() {	# one paired round at SIZE
 	# mapped queues, the CQs interrupt-driven
 	kbench krpc_user_cq_busy_lat "$size" 1 --cq --busy-poll ||
 		echo "bench: pair $round: krpc user cq busy-poll failed"
+	# The message-rate targets: the ib_send_bw stream and krpc at a
+	# saturating depth (interrupt-driven CQs), seconds apart.
+	raw_bw "$size" || echo "bench: pair $round: ib_send_bw failed"
+	kbench krpc_kernel_bw "$size" "$(satdepth "$size")" -p kernel ||
+		echo "bench: pair $round: krpc kernel depth $(satdepth "$size") failed"
+	kbench krpc_user_bw "$size" "$(satdepth "$size")" ||
+		echo "bench: pair $round: krpc user depth $(satdepth "$size") failed"
+	kbench krpc_user_cq_bw "$size" "$(satdepth "$size")" --cq ||
+		echo "bench: pair $round: krpc user cq depth $(satdepth "$size") failed"
 	if [ "$pollers" -gt 1 ] && krpc_load poll_threads="$pollers"; then
 		poll_set on
 		kbench krpc_kernel_pollcpu_lat "$size" 1 -p kernel ||
