@@ -9,7 +9,8 @@
  * in the stream (wire.h, "TCP framing"), after a hello each way.  Flow
  * control is TCP's: a writer that finds the socket full waits for
  * sk_write_space; a reader that finds its pool empty stops reading (the
- * peer's window closes) and retries.  The depth bounds calls in flight as
+ * peer's window closes) until a buffer comes back to the pool, which
+ * queues rx_work again (tcp_rx.c).  The depth bounds calls in flight as
  * over RDMA; a server connection also stops reading while it holds 2 x
  * depth live requests (one-way messages and replies still being written
  * included; tcp_rx.c), so memory per connection is bounded by depth
@@ -397,6 +398,8 @@ static void ktcp_teardown_work(struct work_struct *work)
 	krpc_conn_lock(conn);
 	krpc_conn_dead_locked(conn, -ECONNRESET);
 	tc->live = false;
+	/* rx_work waits on the pool only while live: off its queue for good. */
+	krpc_tcp_rx_wait_end_locked(tc);
 	krpc_conn_unlock(conn);
 
 	/* No callback queues work after this; then no work runs. */
@@ -475,6 +478,7 @@ struct krpc_tcp_conn *krpc_tcp_conn_alloc(struct krpc_conn *conn)
 	}
 	tc->conn = conn;
 	INIT_DELAYED_WORK(&tc->rx_work, krpc_tcp_rx_work);
+	init_waitqueue_func_entry(&tc->pool_wait, krpc_tcp_pool_wake);
 	INIT_WORK(&tc->tx_work, krpc_tcp_tx_work);
 	INIT_WORK(&tc->teardown_work, ktcp_teardown_work);
 	timer_setup(&tc->ka_timer, ka_tick, 0);

@@ -19,8 +19,12 @@
  * waits on tc->unacked and its buffer is handed back once the stack's
  * completion says it let go of the pages (a call that got its reply: at
  * once).  Completions run in any context and only mark and queue tx_work.
+ * A receive that waits for a pool buffer puts tc->pool_wait on the pool's
+ * wait queue; krpc_buf_put() calls it, in any context, and it only queues
+ * rx_work (lock order: conn->lock, then the wait queue's lock).
  *
- * Teardown (teardown_work): dead under conn->lock, callbacks restored under
+ * Teardown (teardown_work): dead under conn->lock (rx_work taken off the
+ * pool's wait queue), callbacks restored under
  * sk_callback_lock, timer and works cancelled, what the peer acknowledged
  * reaped.  If no buffer is left in the socket (nothing unacknowledged, no
  * payload written in part by reference) the close is graceful: socket
@@ -36,6 +40,7 @@
 
 #include <linux/net.h>
 #include <linux/skbuff.h>
+#include <linux/wait.h>
 #include <net/sock.h>
 
 #include "krpc_priv.h"
@@ -135,7 +140,10 @@ enum {
  *		rx_work queued) by the request free that goes below it
  * @rx_waiting: the header read last waits for a pool buffer (a server's
  *		one-way message, a client's reply): counted once in
- *		pool_waits, cleared when the buffer came
+ *		pool_waits, @pool_wait on the pool's wait queue meanwhile;
+ *		cleared when the buffer came or by the teardown
+ * @pool_wait:	queues rx_work when a buffer comes back to the pool
+ *		(krpc_tcp_pool_wake())
  * @rx_held:	we hold the peer back (server: @rx_paused or @rx_waiting;
  *		client: @rx_waiting), since @rx_held_since (conn->lock)
  * @rx_excused:	the peer's silence counts from @rx_excused_until, not from
@@ -194,6 +202,7 @@ struct krpc_tcp_conn {
 	bool hello_done;
 	bool rx_paused;
 	bool rx_waiting;
+	struct wait_queue_entry pool_wait;
 	bool rx_held;
 	bool rx_excused;
 	unsigned long rx_held_since;
@@ -241,5 +250,8 @@ void krpc_tcp_unlisten(struct krpc_server *srv);
 /* tcp_rx.c */
 void krpc_tcp_rx_work(struct work_struct *work);
 void krpc_tcp_req_freed(struct krpc_conn *conn);
+int krpc_tcp_pool_wake(struct wait_queue_entry *wait, unsigned int mode,
+		       int sync, void *key);
+void krpc_tcp_rx_wait_end_locked(struct krpc_tcp_conn *tc);
 
 #endif /* KRPC_TCP_H */

@@ -65,12 +65,10 @@
 
 /* Messages handled per run before rx_work yields to other work. */
 #define RX_BUDGET	64
-/* Pause before retrying when the pool had no buffer. */
-#define RX_RETRY_JIFFIES	max(1, HZ / 100)
 
 struct rx_ctx {
 	const char *why;	/* protocol error reason */
-	bool retry;		/* no buffer now: try again later */
+	bool retry;		/* no buffer now: try again when one comes back */
 };
 
 static int bad(struct rx_ctx *c, const char *why)
@@ -698,6 +696,58 @@ void krpc_tcp_req_freed(struct krpc_conn *conn)
 	}
 }
 
+/*
+ * A buffer came back to the pool rx_work waits on (tc->pool_wait, on the
+ * pool's wait queue while tc->rx_waiting): try again now.  Called under
+ * the wait queue's lock from krpc_buf_put(), in any context; takes no lock
+ * of ours.
+ */
+int krpc_tcp_pool_wake(struct wait_queue_entry *wait, unsigned int mode,
+		       int sync, void *key)
+{
+	struct krpc_tcp_conn *tc = container_of(wait, struct krpc_tcp_conn,
+						pool_wait);
+
+	/* Nothing if already queued: every free of a busy pool lands here. */
+	queue_delayed_work(krpc_wq, &tc->rx_work, 0);
+	return 0;
+}
+
+/*
+ * rx_work found no buffer: the header is kept whole and resumed from
+ * "piece" later.  The first time, the connection starts waiting on the
+ * pool's wait queue and tries once more (true: a buffer given back between
+ * the failed try and the wait would wake nobody); after that every buffer
+ * given back to the pool queues rx_work again (krpc_tcp_pool_wake()), and
+ * nothing else needs to (false).  We are the slow side: the peer is not
+ * silent (its unread bytes satisfy the keepalive as well).  Context:
+ * conn->lock held, the connection live.
+ */
+static bool rx_wait_buf_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+
+	WRITE_ONCE(tc->last_rx, jiffies);
+	if (tc->rx_waiting)
+		return false;
+	tc->rx_waiting = true;
+	krpc_conn_stat_inc(conn, KRPC_STAT_POOL_WAITS);
+	rx_hold_start_locked(tc);
+	add_wait_queue(&conn->pool->wait, &tc->pool_wait);
+	return true;
+}
+
+/* The buffer came, or the connection is torn down (conn->lock). */
+void krpc_tcp_rx_wait_end_locked(struct krpc_tcp_conn *tc)
+{
+	lockdep_assert_held(&tc->conn->lock);
+	if (!tc->rx_waiting)
+		return;
+	tc->rx_waiting = false;
+	remove_wait_queue(&tc->conn->pool->wait, &tc->pool_wait);
+	rx_hold_end_locked(tc);
+}
+
 void krpc_tcp_rx_work(struct work_struct *work)
 {
 	struct krpc_tcp_conn *tc = container_of(to_delayed_work(work),
@@ -764,33 +814,20 @@ piece:
 		}
 		ret = rx_piece_locked(tc, &c);
 		if (ret && c.retry) {
-			if (rx_peer_reset_locked(tc)) {
-				krpc_conn_unlock(conn);
-				return;
-			}
-			/*
-			 * Header kept whole: resumed from "piece" later.  We
-			 * are the slow side: the peer is not silent (its
-			 * unread bytes satisfy the keepalive as well).
-			 */
-			WRITE_ONCE(tc->last_rx, jiffies);
-			if (!tc->rx_waiting) {
-				tc->rx_waiting = true;
-				krpc_conn_stat_inc(conn, KRPC_STAT_POOL_WAITS);
-			}
-			rx_hold_start_locked(tc);
-			krpc_conn_unlock(conn);
+			bool again;
+
 			/* pool_empty: counted by the getter that failed */
-			queue_delayed_work(krpc_wq, &tc->rx_work,
-					   RX_RETRY_JIFFIES);
+			again = !rx_peer_reset_locked(tc) &&
+				rx_wait_buf_locked(tc);
+			krpc_conn_unlock(conn);
+			if (again)
+				goto piece;
 			return;
 		}
 		if (ret)
 			rx_error_locked(tc, &c, ret);
-		else if (unlikely(tc->rx_waiting)) {	/* the buffer came */
-			tc->rx_waiting = false;
-			rx_hold_end_locked(tc);
-		}
+		else if (unlikely(tc->rx_waiting))	/* the buffer came */
+			krpc_tcp_rx_wait_end_locked(tc);
 		krpc_conn_unlock(conn);
 		if (ret)
 			return;

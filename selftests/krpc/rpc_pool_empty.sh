@@ -9,7 +9,9 @@
 # of which one-way messages may take 4), no medium one and one large one;
 # the messages go to the gate (M_GATE), which holds them while closed, so
 # the pool, not the request bound (2 x depth = 128), stops the server.  Then the gate opens and every
-# message the client sent reaches the handler, once; nothing leaks.
+# message the client sent reaches the handler, once; nothing leaks.  No
+# timer polls the pool: the waiting connection reads again only because
+# the buffers the opened gate gives back wake it (the pool's wait queue).
 # TCP only: over RDMA a one-way message lands in a posted receive.
 KRPC_TRANSPORT=tcp
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -48,7 +50,7 @@ ktap_check "the server stopped reading for a buffer (pool_waits > 0)" \
 ktap_check "the pool ran empty (pool_empty counted)" \
 	test "$(krpc_stat pool_empty)" -gt "$e0"
 # Settled: the held count stays put, below the request bound, and the
-# one wait is counted once however often it retries (every 10 ms).
+# one wait is counted once however often a freed buffer wakes it.
 sleep 1
 pw=$(conn_field "$sid" pool_waits)
 ktap_check "the gate holds one count in [1, $((rbound - 1))], 5 samples over 1.5 s: the pool stopped the server" \
