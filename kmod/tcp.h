@@ -121,7 +121,8 @@ enum {
  * @saved_data_ready: the socket's callbacks before ours
  * @saved_write_space: ...
  * @saved_state_change: ...
- * @rx_work:	reads and dispatches (delayed: retry when the pool is empty)
+ * @rx_work:	reads and dispatches (queued by the socket callbacks, by a
+ *		request free below the bound and by @pool_wait)
  * @tx_work:	writes @txq
  * @teardown_work: the teardown
  * @ka_timer:	keepalive and dead-peer detection

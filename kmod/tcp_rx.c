@@ -425,6 +425,9 @@ static int reply_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	}
 	buf = krpc_pool_get_recv(conn->pool);
 	if (IS_ERR(buf)) {
+		/* Only an empty pool is waited for: a dead one never refills. */
+		if (PTR_ERR(buf) != -ENOBUFS)
+			return PTR_ERR(buf);
 		c->retry = true;
 		return -ENOBUFS;
 	}

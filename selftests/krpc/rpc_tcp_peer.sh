@@ -144,10 +144,16 @@ rpc_check "flood: the handler got exactly $count" krpc_test gate_stat $count
 fcount=100
 gate_peer fin $fcount
 ktap_check "fin: the peer closed its side" wait_for "$wait_s" out_has "^fin after"
+# the server's socket has the FIN: CLOSE-WAIT, before the gate opens
+fin_seen() {
+	ss -Htn state close-wait "( sport = :$RPC_PORT and dport = :$(peer_port) )" |
+		grep -q .
+}
+ktap_check "fin: the server's socket got the FIN (CLOSE-WAIT)" wait_for "$wait_s" fin_seen
 ktap_check "fin: after the FIN, still exactly $rbound requests alive, connection up" \
 	held_at_bound exact $fpid
 rpc_check "gate opens" krpc_test gate_open
-ktap_check "fin: the server closed its side once it had read everything" fok
+ktap_check "fin: the server closed its side after the gate opened" fok
 ktap_check "fin: connection gone" settle
 ktap_check "fin: no request left" wait_for "$wait_s" reqs_gone
 rpc_check "fin: the handler got all $fcount messages sent before the FIN" \
