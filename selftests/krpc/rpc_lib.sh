@@ -41,6 +41,12 @@ client_conn_id() {
 		/sys/kernel/debug/krpc/conns | head -n1
 }
 
+# rpc_close_wait SPORT DPORT: our TCP socket from SPORT to DPORT is in
+# CLOSE-WAIT: it got the peer's FIN and has not closed yet
+rpc_close_wait() {
+	ss -Htn state close-wait "( sport = :$1 and dport = :$2 )" | grep -q .
+}
+
 # server_conn_id: the id of the (first) server-side connection
 server_conn_id() {
 	sed -n 's/^conn=\([0-9]*\) role=server .*/\1/p' \

@@ -12,6 +12,8 @@
 # message the client sent reaches the handler, once; nothing leaks.  No
 # timer polls the pool: the waiting connection reads again only because
 # the buffers the opened gate gives back wake it (the pool's wait queue).
+# Then a raw peer (tcp_peer fin) closes its side (FIN) while the server
+# waits for a buffer: its messages are all handled before the close.
 # TCP only: over RDMA a one-way message lands in a posted receive.
 KRPC_TRANSPORT=tcp
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -82,6 +84,43 @@ rpc_check "the handler got all $calls messages: none dropped" krpc_test gate_sta
 ktap_check "the server reads again: no hold left" \
 	test "$(rpc_gate_held)" = 0
 rpc_check "echo after the flood" krpc_test echo $SIZE 10
+
+# A graceful close while waiting for a buffer: a raw peer (tcp_peer fin,
+# depth 64, so its request bound of 128 is beyond what the pool holds)
+# sends 100 one-way messages at the closed gate, then its FIN, with the
+# server waiting for a buffer and the rest unread.  The connection stays;
+# once the gate opens the freed buffers wake it, it reads to the end, all
+# 100 reach the handler, and only then does it close.
+peer=$KRPC_TOP/build/user/selftests/tcp_peer
+out=$(mktemp)	# the guest's tmpfs
+rpc_check "gate closed again" krpc_test gate_close
+echo "# + TCP_PEER_DEPTH=$DEPTH $peer fin $KRPC_ADDR4 $RPC_PORT 100 &"
+TCP_PEER_DEPTH=$DEPTH "$peer" fin "$KRPC_ADDR4" "$RPC_PORT" 100 > "$out" 2>&1 &
+fpid=$!
+ktap_check "fin: peer connected" wait_for "$wait_s" grep -q "^port " "$out"
+pport=$(sed -n 's/^port //p' "$out")
+pid_of_peer() {
+	sed -n "s/^conn=\([0-9]*\) role=server .* peer=[^ ]*:$pport .*/\1/p" \
+		/sys/kernel/debug/krpc/conns
+}
+pwaiting() { [ "$(conn_field "$(pid_of_peer)" pool_waits)" -gt 0 ] 2>/dev/null; }
+ktap_check "fin: the server waits for a buffer (pool_waits > 0)" wait_for "$wait_s" pwaiting
+ktap_check "fin: the peer closed its side" wait_for "$wait_s" grep -q "^fin after" "$out"
+ktap_check "fin: the server's socket got the FIN (CLOSE-WAIT)" \
+	wait_for "$wait_s" rpc_close_wait "$RPC_PORT" "$pport"
+sleep 1
+ktap_check "fin: a second later the connection is still there, still waiting" pwaiting
+ktap_check "fin: the peer is still held" kill -0 $fpid
+rpc_check "gate opens" krpc_test gate_open
+fok() { wait $fpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+ktap_check "fin: the server closed its side after the gate opened" fok
+rm -f "$out"
+all_in() { [ "$(rpc_gate_passed)" = $((calls + 100)) ]; }
+wait_for "$wait_s" all_in
+rpc_check "fin: the handler got all 100 messages sent before the FIN" \
+	krpc_test gate_stat $((calls + 100))
+peer_gone() { [ -z "$(pid_of_peer)" ]; }
+ktap_check "fin: the peer's connection is gone" wait_for "$wait_s" peer_gone
 
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "server stops" krpc_test server_stop

@@ -144,12 +144,9 @@ rpc_check "flood: the handler got exactly $count" krpc_test gate_stat $count
 fcount=100
 gate_peer fin $fcount
 ktap_check "fin: the peer closed its side" wait_for "$wait_s" out_has "^fin after"
-# the server's socket has the FIN: CLOSE-WAIT, before the gate opens
-fin_seen() {
-	ss -Htn state close-wait "( sport = :$RPC_PORT and dport = :$(peer_port) )" |
-		grep -q .
-}
-ktap_check "fin: the server's socket got the FIN (CLOSE-WAIT)" wait_for "$wait_s" fin_seen
+# the server's socket has the FIN before the gate opens
+ktap_check "fin: the server's socket got the FIN (CLOSE-WAIT)" \
+	wait_for "$wait_s" rpc_close_wait "$RPC_PORT" "$(peer_port)"
 ktap_check "fin: after the FIN, still exactly $rbound requests alive, connection up" \
 	held_at_bound exact $fpid
 rpc_check "gate opens" krpc_test gate_open

@@ -48,6 +48,8 @@
  *				refilled meanwhile); a second request
  *				(seed 2) is read and answered; closed
  *
+ * The hello asks depth 16, or $TCP_PEER_DEPTH when that is set.
+ *
  * flood, fin and noreader print "port N", their local port, first: the server's
  * connection is the line of debugfs krpc/conns with that peer port.
  *
@@ -167,7 +169,8 @@ static void hello_init(struct hello *h, uint16_t version)
 	memset(h, 0, sizeof(*h));
 	h->magic = htobe32(MAGIC);
 	h->version = htole16(version);
-	h->depth = htole16(16);
+	h->depth = htole16(getenv("TCP_PEER_DEPTH") ?
+			   atoi(getenv("TCP_PEER_DEPTH")) : 16);
 	h->max_msg = htole32(1 << 20);
 	h->inline_max = htole32(4032);
 }
