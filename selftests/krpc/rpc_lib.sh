@@ -41,6 +41,13 @@ client_conn_id() {
 		/sys/kernel/debug/krpc/conns | head -n1
 }
 
+# rpc_peer_conn PORT: the id of the server-side connection whose peer is
+# at PORT
+rpc_peer_conn() {
+	sed -n "s/^conn=\([0-9]*\) role=server .* peer=[^ ]*:$1 .*/\1/p" \
+		/sys/kernel/debug/krpc/conns
+}
+
 # rpc_close_wait SPORT DPORT: our TCP socket from SPORT to DPORT is in
 # CLOSE-WAIT: it got the peer's FIN and has not closed yet
 rpc_close_wait() {

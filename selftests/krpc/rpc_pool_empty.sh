@@ -99,11 +99,7 @@ TCP_PEER_DEPTH=$DEPTH "$peer" fin "$KRPC_ADDR4" "$RPC_PORT" 100 > "$out" 2>&1 &
 fpid=$!
 ktap_check "fin: peer connected" wait_for "$wait_s" grep -q "^port " "$out"
 pport=$(sed -n 's/^port //p' "$out")
-pid_of_peer() {
-	sed -n "s/^conn=\([0-9]*\) role=server .* peer=[^ ]*:$pport .*/\1/p" \
-		/sys/kernel/debug/krpc/conns
-}
-pwaiting() { [ "$(conn_field "$(pid_of_peer)" pool_waits)" -gt 0 ] 2>/dev/null; }
+pwaiting() { [ "$(conn_field "$(rpc_peer_conn "$pport")" pool_waits)" -gt 0 ] 2>/dev/null; }
 ktap_check "fin: the server waits for a buffer (pool_waits > 0)" wait_for "$wait_s" pwaiting
 ktap_check "fin: the peer closed its side" wait_for "$wait_s" grep -q "^fin after" "$out"
 ktap_check "fin: the server's socket got the FIN (CLOSE-WAIT)" \
@@ -119,7 +115,7 @@ all_in() { [ "$(rpc_gate_passed)" = $((calls + 100)) ]; }
 wait_for "$wait_s" all_in
 rpc_check "fin: the handler got all 100 messages sent before the FIN" \
 	krpc_test gate_stat $((calls + 100))
-peer_gone() { [ -z "$(pid_of_peer)" ]; }
+peer_gone() { [ -z "$(rpc_peer_conn "$pport")" ]; }
 ktap_check "fin: the peer's connection is gone" wait_for "$wait_s" peer_gone
 
 rpc_check "client disconnects" krpc_test disconnect

@@ -81,10 +81,7 @@ rbound=32
 wait_s=$((15 * RPC_SLOW))
 out=$(mktemp)	# the guest's tmpfs
 # pconn PORT KEY: a field of the server's connection to the peer at PORT
-pconn() {
-	grep -E "role=server .* peer=[^ ]*:$1 " /sys/kernel/debug/krpc/conns |
-		tr ' ' '\n' | sed -n "s/^$2=//p"
-}
+pconn() { conn_field "$(rpc_peer_conn "$1")" "$2"; }
 out_has() { grep -q "$1" "$out"; }
 peer_port() { sed -n 's/^port //p' "$out"; }
 paused() { [ "$(pconn "$(peer_port)" rx_pauses)" -gt 0 ] 2>/dev/null; }
