@@ -48,6 +48,30 @@ rpc_peer_conn() {
 		/sys/kernel/debug/krpc/conns
 }
 
+# rpc_peer_reset PORT: the server's connection to the peer at PORT is dead,
+# torn down by the peer's reset (reason -ECONNRESET); it stays listed
+# while requests it read are still alive
+rpc_peer_reset() {
+	local id
+	id=$(rpc_peer_conn "$1")
+	[ -n "$id" ] && grep -q "^conn=$id .* state=dead reason=-104 " \
+		/sys/kernel/debug/krpc/conns
+}
+
+# rpc_resets_logged: how many held connections the kernel log says a peer
+# reset (tcp_rx.c tears them down at once, not by the keepalive)
+rpc_resets_logged() { dmesg | grep -c "reset the connection while held back"; }
+
+# rpc_reset_torn_down PORT RESETS0: the held connection of the peer at PORT
+# that just reset it is dead with -ECONNRESET, torn down by the reset
+# itself (logged: one more than RESETS0), not later by the keepalive
+rpc_reset_torn_down() {
+	wait_for $((5 * RPC_SLOW)) rpc_peer_reset "$1" || return 1
+	[ "$(rpc_resets_logged)" = $(($2 + 1)) ] && return 0
+	log "resets logged $(rpc_resets_logged), want $(($2 + 1))"
+	return 1
+}
+
 # rpc_close_wait SPORT DPORT: our TCP socket from SPORT to DPORT is in
 # CLOSE-WAIT: it got the peer's FIN and has not closed yet
 rpc_close_wait() {

@@ -13,7 +13,9 @@
 # timer polls the pool: the waiting connection reads again only because
 # the buffers the opened gate gives back wake it (the pool's wait queue).
 # Then a raw peer (tcp_peer fin) closes its side (FIN) while the server
-# waits for a buffer: its messages are all handled before the close.
+# waits for a buffer: its messages are all handled before the close; one
+# that resets it (tcp_peer reset) is dropped at once, its unread messages
+# with it.
 # TCP only: over RDMA a one-way message lands in a posted receive.
 KRPC_TRANSPORT=tcp
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -110,7 +112,6 @@ ktap_check "fin: the peer is still held" kill -0 $fpid
 rpc_check "gate opens" krpc_test gate_open
 fok() { wait $fpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
 ktap_check "fin: the server closed its side after the gate opened" fok
-rm -f "$out"
 all_in() { [ "$(rpc_gate_passed)" = $((calls + 100)) ]; }
 wait_for "$wait_s" all_in
 rpc_check "fin: the handler got all 100 messages sent before the FIN" \
@@ -118,6 +119,34 @@ rpc_check "fin: the handler got all 100 messages sent before the FIN" \
 peer_gone() { [ -z "$(rpc_peer_conn "$pport")" ]; }
 ktap_check "fin: the peer's connection is gone" wait_for "$wait_s" peer_gone
 
+# A reset while waiting for a buffer ends the connection at once: the
+# messages the server had read stay at the gate, the rest go with it.
+rpc_check "gate closed again" krpc_test gate_close
+reset0=$(rpc_resets_logged)
+echo "# + TCP_PEER_DEPTH=$DEPTH $peer reset $KRPC_ADDR4 $RPC_PORT 100 &"
+TCP_PEER_DEPTH=$DEPTH "$peer" reset "$KRPC_ADDR4" "$RPC_PORT" 100 > "$out" 2>&1 &
+rpid=$!
+ktap_check "reset: peer connected" wait_for "$wait_s" grep -q "^port " "$out"
+pport=$(sed -n 's/^port //p' "$out")
+ktap_check "reset: the server waits for a buffer (pool_waits > 0)" wait_for "$wait_s" pwaiting
+ktap_check "reset: the peer wrote its messages" wait_for "$wait_s" grep -q "^flooded" "$out"
+ktap_check "reset: the gate holds one count in [1, 99], 3 samples over 0.6 s" \
+	rpc_steady 3 1 99 rpc_gate_held
+held=$STEADY
+kill -USR1 $rpid
+rok() { wait $rpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
+ktap_check "reset: the peer reset its connection" rok
+ktap_check "reset: torn down at once (dead, ECONNRESET, logged), the gate still closed" \
+	rpc_reset_torn_down "$pport" "$reset0"
+ktap_check "reset: the gate still holds the $held it had read" \
+	test "$(rpc_gate_held)" = "$held"
+rpc_check "gate opens" krpc_test gate_open
+rpc_check "reset: the handler got exactly those $held" \
+	krpc_test gate_stat $((calls + 100 + held))
+ktap_check "reset: the connection gone with its last request" \
+	wait_for "$wait_s" peer_gone
+
+rm -f "$out"
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "server stops" krpc_test server_stop
 ktap_check "no connection, call or request left" rpc_assert_idle

@@ -10,7 +10,8 @@
 # 2 x depth requests alive at the server, which stops reading (rx_pauses)
 # and holds the peer back by TCP's window until the requests go; a peer
 # that closes its side (FIN) while held back has every message it sent
-# before handled.
+# before handled; one that resets it is dropped at once, and only what the
+# server had read is handled.
 # Meanwhile a kernel client keeps echoing through the same server; in the
 # end every counter is back to where it was and nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
@@ -152,6 +153,27 @@ ktap_check "fin: connection gone" settle
 ktap_check "fin: no request left" wait_for "$wait_s" reqs_gone
 rpc_check "fin: the handler got all $fcount messages sent before the FIN" \
 	krpc_test gate_stat $((count + fcount))
+
+# A reset while held back ends the connection at once (protocol.rst): the
+# requests the server had read stay with the handler until it lets them
+# go (and keep the dead connection listed); the messages it had not read
+# go with the connection.
+reset0=$(rpc_resets_logged)
+gate_peer reset $fcount
+ktap_check "reset: the peer wrote its messages" wait_for "$wait_s" out_has "^flooded"
+ktap_check "reset: exactly $rbound requests alive, connection up, peer held" \
+	held_at_bound exact $fpid
+kill -USR1 $fpid
+ktap_check "reset: the peer reset its connection" fok
+ktap_check "reset: torn down at once (dead, ECONNRESET, logged), the gate still closed" \
+	rpc_reset_torn_down "$(peer_port)" "$reset0"
+ktap_check "reset: the $rbound requests it had read still held" \
+	test "$(krpc_stat reqs_live)" = $rbound
+rpc_check "gate opens" krpc_test gate_open
+ktap_check "reset: no request left" wait_for "$wait_s" reqs_gone
+ktap_check "reset: connection gone with its last request" settle
+rpc_check "reset: the handler got exactly the $rbound read before the reset" \
+	krpc_test gate_stat $((count + fcount + rbound))
 
 # No reader: 64 KiB replies pile up unread until the server stops reading.
 echo "# + $peer noreader $KRPC_ADDR4 $RPC_PORT $((wait_s * 1000)) &"

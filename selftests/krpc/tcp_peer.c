@@ -27,6 +27,10 @@
  *				FIN) while the server holds them back; the
  *				server's keepalives read until it closes
  *				too (EOF), within 60 s
+ *   reset ADDR PORT COUNT	COUNT one-way messages to the gate method
+ *				(prints "flooded"), then, on SIGUSR1, our
+ *				side reset (SO_LINGER 0, close: a RST)
+ *				while the server holds them back
  *   noreader ADDR PORT MS	requests whose replies are 64 KiB, never
  *				read: a round of depth calls, the next once
  *				the server has queued every reply (its
@@ -50,7 +54,7 @@
  *
  * The hello asks depth 16, or $TCP_PEER_DEPTH when that is set.
  *
- * flood, fin and noreader print "port N", their local port, first: the server's
+ * flood, fin, reset and noreader print "port N", their local port, first: the server's
  * connection is the line of debugfs krpc/conns with that peer port.
  *
  * Exit status 0 when the server behaved exactly so, 1 otherwise (with a
@@ -438,6 +442,31 @@ static void on_usr1(int sig)
 	go = 1;
 }
 
+/*
+ * COUNT one-way messages, then, when told, a reset: the server tears the
+ * connection down at once, with whatever it had not read yet.
+ */
+static int do_reset(int fd, long count)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	sigaction(SIGUSR1, &sa, NULL);
+	if (gate_flood(fd, count))
+		return 1;
+	printf("flooded: %ld one-way messages\n", count);
+	fflush(stdout);
+	while (!go)
+		usleep(10000);
+	/* Unread keepalives in our socket would make close() reset anyway. */
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)))
+		return fail("SO_LINGER: %s", strerror(errno));
+	if (close(fd))
+		return fail("close: %s", strerror(errno));
+	printf("reset after %ld one-way messages\n", count);
+	return 0;
+}
+
 /* Send @n bytes or stop at @deadline; 0, or -1 (EAGAIN past it, error). */
 static int send_until(int fd, const void *p, size_t n, long deadline)
 {
@@ -672,11 +701,14 @@ int main(int argc, char **argv)
 		ret = do_flood(fd, atol(argv[4]));
 	else if (!strcmp(mode, "fin") && argc > 4)
 		ret = do_fin(fd, atol(argv[4]));
+	else if (!strcmp(mode, "reset") && argc > 4)
+		ret = do_reset(fd, atol(argv[4]));
 	else if (!strcmp(mode, "noreader") && argc > 4)
 		ret = do_noreader(fd, atoi(argv[4]));
 	else
 		ret = do_bad_hdr(fd, mode);
-	close(fd);
+	if (strcmp(mode, "reset"))	/* its own close */
+		close(fd);
 	if (!ret)
 		printf("tcp_peer %s: as expected\n", mode);
 	return ret;
