@@ -47,10 +47,27 @@
 /* ---------------------------------------------------------------------- */
 /* Posting */
 
+/*
+ * May a control message go out on the credits the peer granted?  The last
+ * credit only with credits to return, so that both sides cannot end up
+ * unable to send.
+ */
 static bool credit_ok(struct krpc_rdma_conn *rc)
 {
 	return rc->send_credits >= 2 ||
 	       (rc->send_credits == 1 && rc->grant_pending);
+}
+
+/*
+ * A call, reply or one-way message also leaves KRPC_CTRL_CREDITS to the
+ * control messages.  A peer whose pool cannot refill its receives (a
+ * caller keeping its replies) grants no more; data stops while the two
+ * sides can still exchange keepalives and credit updates, so that neither
+ * takes the other for dead until its pool refills.
+ */
+static bool data_credit_ok(struct krpc_rdma_conn *rc)
+{
+	return rc->send_credits > KRPC_CTRL_CREDITS;
 }
 
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason)
@@ -275,7 +292,7 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 
 	if (rc->sq_avail < nreg + 1)
 		return -EAGAIN;
-	if (!credit_ok(rc)) {
+	if (!data_credit_ok(rc)) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
 		return -EAGAIN;
 	}
@@ -418,7 +435,7 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	}
 	if (rc->sq_avail < nwr + 1)
 		return -EAGAIN;
-	if (!credit_ok(rc)) {
+	if (!data_credit_ok(rc)) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
 		return -EAGAIN;
 	}

@@ -23,6 +23,8 @@
 #define KRPC_NR_CTRL		4
 /* Receives beyond the depth: room for the peer's control messages. */
 #define KRPC_EXTRA_RECVS	KRPC_NR_CTRL
+/* Credits a call, reply or one-way message leaves to control messages. */
+#define KRPC_CTRL_CREDITS	2
 /*
  * Credits beyond what calls and replies give back that the peer keeps for
  * control messages before an explicit update is sent (credit_update_due()).

@@ -80,7 +80,8 @@ static int cp_parse(const void *data, u8 len, struct cp_vals *v,
 		*value = krpc_param_depth.max;
 		return -EINVAL;
 	}
-	if (!v->credits)
+	/* Fewer and no call, reply or one-way message could go out. */
+	if (v->credits <= KRPC_CTRL_CREDITS)
 		return -EINVAL;
 	if (v->recv_size < 2 * KRPC_HDR_SIZE || v->recv_size > KRPC_SEG_SIZE) {
 		*value = KRPC_SEG_SIZE;

@@ -19,9 +19,11 @@
  *			the server's keepalive timeout within MS (its
  *			keepalives are counted and printed on the way)
  *
- *   magic, version, depth0, recvsize, maxmsg, credits0, reserved0
- *			connect requests that fail the handshake checks:
+ *   magic, version, depth0, recvsize, maxmsg, credits0, credits2,
+ *   reserved0		connect requests that fail the handshake checks:
  *			the exact krpc reject (reason, value) comes back
+ *			(credits2: 2 credits, fewer than a call or reply
+ *			leaves to control messages)
  *
  *   short, badtype, wrongside, badflags, reserved, strayregion, oversize,
  *   lenmismatch, credits, slot, busyslot, rdvinline, rdvzero, rdvwrap,
@@ -30,8 +32,10 @@
  *			order (rpc_rdma_peer.sh lists the reason each must
  *			be logged with): the server closes the connection
  *   cancelreuse	a client that reuses a slot before its CANCEL was
- *			answered (depth 1, one receive never reposted, so
- *			the answers stay queued): closed as a protocol error
+ *			answered (depth 1, the fewest credits krpc takes,
+ *			3, and receives never reposted, so once those are
+ *			spent the answers stay queued): closed as a
+ *			protocol error
  *   badkey_req, badkey_rep
  *			a rendezvous request whose request (READ) or reply
  *			(WRITE) region has a key we never granted: the
@@ -690,6 +694,8 @@ static int do_reject(struct peer *p, const char *mode)
 		value = MAX_MSG_MAX;
 	} else if (!strcmp(mode, "credits0")) {
 		c.credits = 0;
+	} else if (!strcmp(mode, "credits2")) {
+		c.credits = htole16(2);
 	} else {
 		c.reserved0 = htole16(1);
 	}
@@ -787,18 +793,22 @@ static int do_bad(struct peer *p, const char *mode)
 }
 
 /*
- * Reuse slot 0 before the answer to its CANCEL came: depth 1, one receive
- * that is never reposted, so once the server has spent its credits its
- * answers stay queued.  An honest client cannot get a second answer queued
- * for one slot; the CANCEL that would need a (depth + 1)th is refused.
+ * Reuse slot 0 before the answer to its CANCEL came: depth 1, 3 credits
+ * (krpc's minimum) whose receives are never reposted, so once the server
+ * has spent them its answers stay queued.  An honest client cannot get a
+ * second answer queued for one slot; the CANCEL that would need a
+ * (depth + 1)th is refused.
  */
+#define CANCELREUSE_CREDITS	3
+
 static int do_cancelreuse(struct peer *p)
 {
 	struct hdr h, r;
 	uint64_t seq;
 	int ret;
 
-	for (seq = 1; seq <= 3; seq++) {
+	/* An answer per credit, one queued, then the one refused. */
+	for (seq = 1; seq <= CANCELREUSE_CREDITS + 2; seq++) {
 		hdr_req(&h, T_REQUEST, M_SLEEP, 0, seq, 16);
 		h.flags = F_RDV_REPLY;
 		set_rdv(p, &h.rep, 1, RDV_LEN);
@@ -810,12 +820,13 @@ static int do_cancelreuse(struct peer *p)
 		if (ret)
 			break;
 		/*
-		 * The first answer comes on the server's last credit (unless
-		 * a CREDIT message took it: then this answer stays queued
-		 * and the next CANCEL is the one refused); the others stay
-		 * queued.
+		 * The first answers come on the server's credits (unless a
+		 * CREDIT message took one: then an answer stays queued one
+		 * round earlier and that round's CANCEL is the one refused);
+		 * the others stay queued.
 		 */
-		ret = recv_msg(p, &r, NULL, NULL, seq == 1 ? wait_ms / 5 : 100);
+		ret = recv_msg(p, &r, NULL, NULL,
+			       seq <= CANCELREUSE_CREDITS ? wait_ms / 5 : 100);
 		if (ret == -ECONNRESET)
 			break;
 		if (ret > 0)
@@ -856,7 +867,7 @@ static int do_badkey(struct peer *p, int which)
 
 static const char *const reject_modes[] = {
 	"magic", "version", "depth0", "recvsize", "maxmsg", "credits0",
-	"reserved0",
+	"credits2", "reserved0",
 };
 
 int main(int argc, char **argv)
@@ -895,7 +906,7 @@ int main(int argc, char **argv)
 		ret = do_reject(&p, mode);
 	} else if (!strcmp(mode, "cancelreuse")) {
 		c.depth = htole16(1);
-		c.credits = htole16(1);
+		c.credits = htole16(CANCELREUSE_CREDITS);
 		ret = peer_connect(&p, &c);
 		p.repost = 0;
 		if (!ret)

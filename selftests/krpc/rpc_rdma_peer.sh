@@ -81,6 +81,7 @@ depth0		: parameters (-22), value 1024
 recvsize	: parameters (-22), value 65536
 maxmsg		: parameters (-22), value 67108864
 credits0	: parameters (-22), value 0
+credits2	: parameters (-22), value 0
 reserved0	: parameters (-22), value 0
 EOF
 ktap_check "kernel client still served after the rejects" still_serving

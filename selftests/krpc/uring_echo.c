@@ -5,7 +5,8 @@
  * buffer size, checked byte for byte; thousands of calls in flight from
  * one ring, each completed exactly once; kernel-enforced timeouts; CANCEL;
  * credits returned on calls and replies, without CREDIT messages, one call
- * at a time or a depth at once.
+ * at a time or a depth at once; replies the caller keeps until its pool
+ * is empty make the next ones wait for a buffer, not fail.
  * The server runs in a thread on a /dev/krpc file and ring of its own.
  */
 #include <errno.h>
@@ -19,6 +20,18 @@
 #include "kselftest_harness.h"
 
 #define PORT	7101
+
+/* Client and server gone, every call, request and file with them. */
+static void pair_stop(struct __test_metadata *_metadata,
+		      struct echo_srv *srv, struct echo_clnt *c)
+{
+	clnt_stop(c);
+	EXPECT_EQ(0, echo_stop(srv));
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
+	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
+	EXPECT_EQ(0, sh("rmmod krpc"));
+}
 
 FIXTURE(uecho) {
 	struct echo_srv srv;
@@ -43,12 +56,7 @@ FIXTURE_SETUP(uecho)
 
 FIXTURE_TEARDOWN(uecho)
 {
-	clnt_stop(&self->c);
-	EXPECT_EQ(0, echo_stop(&self->srv));
-	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
-	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
-	EXPECT_EQ(0, krpc_counter_wait("files_open", 0, 5000));
-	EXPECT_EQ(0, sh("rmmod krpc"));
+	pair_stop(_metadata, &self->srv, &self->c);
 }
 
 TEST_F_TIMEOUT(uecho, all_sizes_byte_for_byte, 600)
@@ -286,6 +294,174 @@ TEST_F(uecho, cancel)
 	EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool, &tx, 1));
 	EXPECT_EQ(-ENOENT, krpc_cmd_sync(&self->c.k, KRPC_CMD_CANCEL, &cc,
 					 sizeof(cc), NULL));
+}
+
+/*
+ * A caller that keeps its replies fills its own pool.  The next reply then
+ * waits for a buffer to land in (over TCP the connection stops reading,
+ * counted once in its pool_waits; over RDMA its receives go unrefilled and
+ * the server is held by the credits) and no call fails, for longer than
+ * the keepalive timeout: the two sides still hear from each other.  Once
+ * the kept replies are freed, the waiting ones land, byte for byte.
+ */
+#define HELD_PORT	(PORT + 1)
+#define HELD_BUFS	32U
+#define HELD_DEPTH	4U
+#define HELD_LEN	64U
+/* Credits a call, reply or one-way message leaves (protocol.rst). */
+#define HELD_CTRL	2U
+
+FIXTURE(held) {
+	struct echo_srv srv;
+	struct echo_clnt c;
+};
+
+FIXTURE_SETUP(held)
+{
+	ASSERT_EQ(0, krpc_insmod(""));
+	ASSERT_EQ(0, echo_start(&self->srv, HELD_PORT, 32, 512));
+	ASSERT_EQ(0, clnt_start(&self->c, TEST_ADDR, HELD_PORT, HELD_BUFS, 0,
+				HELD_DEPTH));
+}
+
+FIXTURE_TEARDOWN(held)
+{
+	pair_stop(_metadata, &self->srv, &self->c);
+}
+
+/*
+ * Numeric field @key of the (one) connection of @role ("client" or
+ * "server") in debugfs krpc/conns, or -1.
+ */
+static long long conn_field(const char *role, const char *key)
+{
+	char line[1024], pat[64], rpat[32], *p;
+	long long v = -1;
+	FILE *f = fopen("/sys/kernel/debug/krpc/conns", "r");
+
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), " %s=", key);
+	snprintf(rpat, sizeof(rpat), " role=%s ", role);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, rpat) && (p = strstr(line, pat))) {
+			v = atoll(p + strlen(pat));
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Module parameter @name of krpc, or -1. */
+static int krpc_param(const char *name)
+{
+	char path[128];
+	int v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/krpc/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Wait up to @ms for a completion of a call of @c: 1 with its user data
+ * (a slot), result and buffer, 0 if none came in time, -errno.
+ */
+static int held_reap(struct echo_clnt *c, int ms, uint32_t *slot, int *res,
+		     uint32_t *buf)
+{
+	struct __kernel_timespec ts = { .tv_sec = ms / 1000,
+					.tv_nsec = (ms % 1000) * 1000000L };
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	ret = io_uring_wait_cqe_timeout(c->k.ring, &cqe, &ts);
+	if (ret == -ETIME)
+		return 0;
+	if (ret)
+		return ret;
+	*slot = (uint32_t)cqe->user_data;
+	*res = cqe->res;
+	*buf = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
+	if (*buf != KRPC_BUF_NONE && *res == (int)HELD_LEN &&
+	    check_pattern((char *)krpc_pool_buf(&c->pool, *buf) +
+			  KRPC_RES2_OFFSET(krpc_cqe_res2(cqe)), *slot,
+			  HELD_LEN) >= 0)
+		*res = -EBADMSG;
+	io_uring_cqe_seen(c->k.ring, cqe);
+	return 1;
+}
+
+TEST_F_TIMEOUT(held, kept_replies_make_the_next_wait, 300)
+{
+	struct echo_clnt *c = &self->c;
+	uint32_t tx[HELD_DEPTH], kept[HELD_BUFS], nkept = 0, waiting = 0;
+	uint32_t slot, buf, i, n = HELD_DEPTH, round;
+	bool tcp = c->transport == KRPC_TRANSPORT_TCP;
+	int res, ret, ka_ms;
+
+	ASSERT_EQ(HELD_DEPTH, krpc_buf_alloc(c->k.fd, &c->pool, tx, HELD_DEPTH));
+	for (i = 0; i < HELD_DEPTH; i++)
+		fill(krpc_pool_buf(&c->pool, tx[i]), i, HELD_LEN);
+	if (tcp)
+		ASSERT_EQ(0, conn_field("client", "pool_waits"));
+	/* Rounds of a depth of echoes, every reply kept, until one stalls. */
+	for (round = 0; n == HELD_DEPTH; round++) {
+		ASSERT_GE(HELD_BUFS / HELD_DEPTH + 1, round)
+			TH_LOG("%u replies kept and none waits", nkept);
+		for (i = 0; i < HELD_DEPTH; i++)
+			krpc_prep_call(&c->k, io_uring_get_sqe(c->k.ring), c->conn,
+				       M_ECHO, tx[i], HELD_LEN, HELD_LEN, 0, i);
+		ASSERT_EQ((int)HELD_DEPTH, io_uring_submit(c->k.ring));
+		for (n = 0; n < HELD_DEPTH; n++) {
+			ret = held_reap(c, 2000, &slot, &res, &buf);
+			ASSERT_LE(0, ret);
+			if (!ret)
+				break;
+			ASSERT_EQ((int)HELD_LEN, res) TH_LOG("slot %u", slot);
+			ASSERT_GT(HELD_BUFS, nkept);
+			kept[nkept++] = buf;
+		}
+	}
+	waiting = HELD_DEPTH - n;
+	TH_LOG("%u replies kept, %u calls wait for a buffer", nkept, waiting);
+	/*
+	 * All of the pool but the request buffers holds replies; over RDMA
+	 * but the receives the server's data leaves to control messages.
+	 */
+	EXPECT_EQ(HELD_BUFS - HELD_DEPTH - (tcp ? 0 : HELD_CTRL), nkept);
+	/*
+	 * Still waiting, none failed, both sides up, past ka_timeout_ms:
+	 * the waiting side is the slow one, not a dead peer, and the other
+	 * side still hears from it.
+	 */
+	ka_ms = krpc_param("ka_timeout_ms");
+	ASSERT_LT(0, ka_ms);
+	ASSERT_EQ(0, held_reap(c, ka_ms + 1000, &slot, &res, &buf));
+	EXPECT_EQ(0, conn_field("client", "reason"));
+	EXPECT_EQ(0, conn_field("server", "reason"));
+	if (tcp)
+		EXPECT_EQ(1, conn_field("client", "pool_waits"));
+	EXPECT_EQ(0, krpc_buf_free(c->k.fd, &c->pool, kept, nkept));
+	for (i = 0; i < waiting; i++) {
+		ASSERT_EQ(1, held_reap(c, 10000, &slot, &res, &buf))
+			TH_LOG("%u of %u waiting calls completed", i, waiting);
+		EXPECT_EQ((int)HELD_LEN, res) TH_LOG("slot %u", slot);
+		if (buf != KRPC_BUF_NONE)
+			EXPECT_EQ(0, krpc_buf_free(c->k.fd, &c->pool, &buf, 1));
+	}
+	EXPECT_EQ(0, krpc_buf_free(c->k.fd, &c->pool, tx, HELD_DEPTH));
+	/* The connection goes on: one wait in all, echoes work. */
+	EXPECT_EQ(0, echo_once(c, 9, 1000));
+	if (tcp)
+		EXPECT_EQ(1, conn_field("client", "pool_waits"));
+	EXPECT_EQ(0, self->srv.err);
 }
 
 TEST_HARNESS_MAIN
