@@ -321,11 +321,11 @@ enum krpc_conn_state {
  * @unsignaled: RDMA client: requests sent in unsignaled SENDs, whose
  *		completions were never generated nor reaped (module
  *		parameter unsignaled); 0 over TCP
- * @pool_waits: TCP: times the connection stopped reading until a pool
- *		buffer came back for the message at hand (a server's
- *		one-way message, a client's reply); 0 over RDMA, where a
- *		message lands in a posted receive and the credits hold the
- *		peer back instead
+ * @pool_waits: times the connection waited for a pool buffer to come
+ *		back: over TCP it stopped reading, for the message at hand (a
+ *		server's one-way message, a client's reply); over RDMA its
+ *		receive ring had entries without a buffer (the peer's
+ *		credits hold it back meanwhile)
  */
 struct krpc_conn_stats {
 	u64 calls;

@@ -21,10 +21,11 @@
  *	with bottom halves disabled, rdma_poll.c), timers and workqueues.
  *	User callbacks and NOSLEEP handlers never run under it: they are
  *	queued and run by krpc_conn_unlock().
- *   krpc_pool.wait.lock (wait queue, irqsave) - krpc_buf_get() sleepers and
- *	TCP connections waiting for a buffer (tcp_rx.c); a TCP connection
- *	adds and removes its entry under krpc_conn.lock.  krpc_buf_put()
- *	wakes them after dropping krpc_pool.lock.
+ *   krpc_pool.wait.lock (wait queue, irqsave) - krpc_buf_get() sleepers,
+ *	TCP connections waiting for a buffer (tcp_rx.c) and RDMA receive
+ *	rings waiting for one (rdma_res.c); a connection adds and removes
+ *	its entry under krpc_conn.lock.  krpc_buf_put() wakes them after
+ *	dropping krpc_pool.lock.
  *   ib_mr_pool's qp->mr_lock, then krpc_pool.lock (spinlock, _bh) - a pool's free lists; innermost.
  *
  * Contexts: rdma_cm event handlers run in process context, serialised per

@@ -11,6 +11,10 @@
  * rnr_retry is 0 by default, which makes one fatal and visible).  The last
  * credit is only spent by a message that returns credits (RDS's rule): two
  * sides that both hold credits to return can never both be stuck at zero.
+ * A call, reply or one-way message also leaves KRPC_CTRL_CREDITS to control
+ * messages (data_credit_ok()), so that a side whose pool cannot refill its
+ * receives still takes the peer's keepalives and credit updates, and both
+ * keep hearing from each other while the data waits.
  *
  * Send-queue slots.  A chain is posted only when all its slots are free;
  * one slot stays reserved for ib_drain_qp().  Work that cannot go out

@@ -30,6 +30,11 @@
  * control messages before an explicit update is sent (credit_update_due()).
  */
 #define KRPC_CREDIT_SPARE	2
+/*
+ * A peer left with KRPC_CREDIT_SPARE spare credits and no update coming
+ * must still be able to send its calls and replies.
+ */
+static_assert(KRPC_CREDIT_SPARE >= KRPC_CTRL_CREDITS);
 /* SGEs per SEND, RDMA READ or RDMA WRITE work request we build. */
 #define KRPC_MAX_SGE		16
 struct krpc_rdma_conn;
@@ -200,7 +205,11 @@ struct krpc_rx {
  * @nr_wr:	entries of @wr
  * @nr_sge:	entries of @sge
  * @teardown_work: the teardown
- * @refill_work: retries receive buffers the pool could not give
+ * @refill_work: refills the receives the pool could not give a buffer, when
+ *		one comes back (@pool_wait) or a request is freed below the
+ *		bound (krpc_rdma_req_freed())
+ * @pool_wait:	on the pool's wait queue while @pool_waiting: queues
+ *		@refill_work when a buffer comes back
  * @qp_err_work: shuts the connection down after a fatal QP event (the
  *		event may arrive in atomic context)
  * @ka_timer:	keepalive and dead-peer detection
@@ -212,6 +221,8 @@ struct krpc_rx {
  * @grant_pending: receives posted but not yet announced to the peer
  * @credit_thresh: @grant_pending + @starved that makes a credit update due
  * @starved:	ring entries without a buffer
+ * @pool_waiting: @pool_wait is on the pool's wait queue (counted in
+ *		pool_waits): the pool had no buffer for a starved entry
  * @free_sctx:	idle send contexts
  * @nr_free_sctx: entries on @free_sctx
  * @nr_ctrl:	send contexts held by control messages (at most KRPC_NR_CTRL,
@@ -283,6 +294,7 @@ struct krpc_rdma_conn {
 	u32 nr_sge;
 	struct work_struct teardown_work;
 	struct delayed_work refill_work;
+	struct wait_queue_entry pool_wait;
 	struct work_struct qp_err_work;
 	struct timer_list ka_timer;
 
@@ -295,6 +307,7 @@ struct krpc_rdma_conn {
 	u32 grant_pending;
 	u32 credit_thresh;
 	u32 starved;
+	bool pool_waiting;
 	struct list_head free_sctx;
 	u32 nr_free_sctx;
 	u32 nr_ctrl;
@@ -359,6 +372,7 @@ void krpc_rdma_free(struct krpc_conn *conn);
 void krpc_rdma_init_rc(struct krpc_rdma_conn *rc);
 int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
 void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
+void krpc_rdma_refill_wait_end_locked(struct krpc_rdma_conn *rc);
 
 /* The server holds krpc_req_bound() requests: it takes no more receives. */
 static inline bool krpc_rdma_reqs_held(const struct krpc_rdma_conn *rc)

@@ -191,6 +191,8 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 	krpc_conn_lock(conn);
 	krpc_conn_dead_locked(conn, -ECONNRESET);
 	rc->live = false;
+	/* No wake-up queues refill_work from now; the cancel below runs it out. */
+	krpc_rdma_refill_wait_end_locked(rc);
 	krpc_conn_unlock(conn);
 
 	/* Handlers that already started finish; later ones see @dying. */

@@ -137,8 +137,37 @@ int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx)
 }
 
 /*
+ * A buffer came back to the pool a starved ring waits on: refill now.
+ * Called under the wait queue's lock, in any context.
+ */
+static int refill_wake(struct wait_queue_entry *wait, unsigned int mode,
+		       int sync, void *key)
+{
+	struct krpc_rdma_conn *rc = container_of(wait, struct krpc_rdma_conn,
+						 pool_wait);
+
+	/* Nothing if already queued: every free of a busy pool lands here. */
+	queue_delayed_work(krpc_wq, &rc->refill_work, 0);
+	return 0;
+}
+
+/* Every entry has its buffer again, or the connection is torn down. */
+void krpc_rdma_refill_wait_end_locked(struct krpc_rdma_conn *rc)
+{
+	lockdep_assert_held(&rc->conn->lock);
+	if (!rc->pool_waiting)
+		return;
+	rc->pool_waiting = false;
+	remove_wait_queue(&rc->conn->pool->wait, &rc->pool_wait);
+}
+
+/*
  * Give ring entries whose buffer was handed to a call or request a new one;
- * none while the server holds its bound of requests (rdma_rx.c).
+ * none while the server holds its bound of requests (rdma_rx.c).  When the
+ * pool has none, the connection waits on the pool's wait queue: the next
+ * buffer given back queues refill_work (no timer polls the pool).  It
+ * tries once more right after it starts waiting, for a buffer given back
+ * before it was on the queue.
  */
 void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
 {
@@ -147,6 +176,7 @@ void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
 	lockdep_assert_held(&rc->conn->lock);
 	if (krpc_rdma_reqs_held(rc))
 		return;
+again:
 	for (i = 0; i < rc->nr_recv && rc->starved && rc->live; i++) {
 		struct krpc_rx *rx = &rc->rx[i];
 		struct krpc_buf *buf;
@@ -160,9 +190,16 @@ void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc)
 		rc->starved--;
 		krpc_rdma_post_recv_locked(rc, rx);
 	}
-	if (rc->starved && rc->live)
-		mod_delayed_work(krpc_wq, &rc->refill_work,
-				 msecs_to_jiffies(10));
+	if (!rc->starved || !rc->live) {
+		krpc_rdma_refill_wait_end_locked(rc);
+		return;
+	}
+	if (!rc->pool_waiting) {
+		rc->pool_waiting = true;
+		krpc_conn_stat_inc(rc->conn, KRPC_STAT_POOL_WAITS);
+		add_wait_queue(&rc->conn->pool->wait, &rc->pool_wait);
+		goto again;
+	}
 }
 
 /**
@@ -235,6 +272,7 @@ void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
 	rc->unsig_cqe.done = krpc_rdma_unsig_done;
 	INIT_WORK(&rc->teardown_work, krpc_rdma_teardown_work);
 	INIT_DELAYED_WORK(&rc->refill_work, refill_work);
+	init_waitqueue_func_entry(&rc->pool_wait, refill_wake);
 	INIT_WORK(&rc->qp_err_work, qp_err_work);
 	timer_setup(&rc->ka_timer, ka_tick, 0);
 }
@@ -398,9 +436,10 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	 * Half the receives (see credit_update_due()), and at least 3: with
 	 * 2, a depth-1 connection whose replies leave after the next receive
 	 * (the user path) answers every CREDIT with one.  At most nr_recv - 2
-	 * (nr_recv is at least 5), so withheld credits never leave the peer
-	 * below the 2 it needs to send; the keepalive timer returns what
-	 * stays below the threshold.
+	 * (nr_recv is at least 5), so below the threshold the peer holds at
+	 * least 3 credits, what a call or reply needs (data_credit_ok(),
+	 * KRPC_CTRL_CREDITS + 1); the keepalive timer returns what stays
+	 * below the threshold.
 	 */
 	rc->credit_thresh = max_t(u32, 3, DIV_ROUND_UP(rc->nr_recv, 2));
 	for (i = 0; i < rc->nr_recv; i++) {
