@@ -325,6 +325,14 @@ static int rx_process(struct krpc_rdma_conn *rc, struct rx_msg *m,
 	return d->rx(rc, m);
 }
 
+/* KEEPALIVE, CREDIT or CANCEL: a message that brings no request. */
+static bool ctrl_msg(const struct krpc_wire_hdr *hdr)
+{
+	return hdr->type == KRPC_MSG_CREDIT ||
+	       hdr->type == KRPC_MSG_KEEPALIVE ||
+	       hdr->type == KRPC_MSG_CANCEL;
+}
+
 /* A successful receive on a live connection; called under conn->lock. */
 static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
 			    struct ib_wc *wc)
@@ -361,12 +369,16 @@ static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
 		krpc_rdma_fail_locked(rc, ret);
 		return;
 	}
-	if (krpc_rdma_reqs_held(rc)) {
+	if (krpc_rdma_reqs_held(rc) && !ctrl_msg(m.hdr)) {
 		/*
 		 * At the request bound (one-way messages held by slow
-		 * handlers): the receive is withheld, and with it the credit,
-		 * which holds the client back as TCP's paused reader does.
-		 * krpc_rdma_req_freed() refills it.
+		 * handlers): the receive of a request is withheld, and with
+		 * it the credit, which holds the client back as TCP's paused
+		 * reader does.  krpc_rdma_req_freed() refills it.  A control
+		 * message's receive is reposted: it returns only the credit
+		 * it cost, which a client keeps for its control messages
+		 * (rdma.c), so keepalives and credit updates still flow both
+		 * ways and neither side takes the other for dead.
 		 */
 		if (rx->buf) {
 			krpc_buf_put(rx->buf);

@@ -798,6 +798,13 @@ static int do_bad(struct peer *p, const char *mode)
  * has spent them its answers stay queued.  An honest client cannot get a
  * second answer queued for one slot; the CANCEL that would need a
  * (depth + 1)th is refused.
+ *
+ * After an answer, wait for its request to go (M_SLEEP holds it 300 ms,
+ * scaled as wait_ms is): below its request bound (2 at depth 1) the server
+ * refills every receive and returns it with the next answer, so a round
+ * answered costs us no credit.  At the bound it would withhold the
+ * REQUEST's receive, and an answer sent on its last credit (the CANCEL's
+ * receive, reposted, gives it one to return) would leave us short.
  */
 #define CANCELREUSE_CREDITS	3
 
@@ -821,9 +828,9 @@ static int do_cancelreuse(struct peer *p)
 			break;
 		/*
 		 * The first answers come on the server's credits (unless a
-		 * CREDIT message took one: then an answer stays queued one
-		 * round earlier and that round's CANCEL is the one refused);
-		 * the others stay queued.
+		 * keepalive or CREDIT message took one: then an answer stays
+		 * queued a round earlier and the next round's CANCEL is the
+		 * one refused); the others stay queued.
 		 */
 		ret = recv_msg(p, &r, NULL, NULL,
 			       seq <= CANCELREUSE_CREDITS ? wait_ms / 5 : 100);
@@ -835,6 +842,8 @@ static int do_cancelreuse(struct peer *p)
 			     le32toh(r.status) != ECANCELED_WIRE))
 			return fail("type %u status %u", r.type,
 				    le32toh(r.status));
+		if (!ret)
+			usleep(wait_ms / 5 * 1000);
 	}
 	if (ret > 0)
 		return 1;

@@ -6,7 +6,8 @@
 # the local invalidation waits, the server's answer to a CANCEL, a reply
 # posted before the CANCEL arrived, a CANCEL never answered), unknown method, handler error, one-way
 # messages (and a flood of them held by their handler: at most 2 x depth
-# requests alive), a reply too large for the caller, a handshake rejected for
+# requests alive; at depth 2 for three times what keepalives alone would
+# carry over RDMA), a reply too large for the caller, a handshake rejected for
 # its version (counted and logged), and over RDMA messages that arrive
 # before the client has handled ESTABLISHED.
 # rpc_semantics_tcp.sh runs it over TCP.
@@ -133,6 +134,24 @@ rpc_check "unknown method: -EBADRQC from the peer" krpc_test nomethod
 rpc_check "handler error reaches the caller" krpc_test handler_error
 rpc_check "1000 one-way messages" krpc_test oneway 1000
 
+# gate_drain P0: open the gate and stop the flood at it; every one-way
+# message was sent once, none failed, and the handler got them all (it had
+# let P0 through before).  Over TCP most of them still wait in the socket
+# buffers when the flood stops.
+gate_drain() {
+	local n nfail
+	rpc_check "gate opens" krpc_test gate_open
+	rpc_check "flood stops: every message sent once" krpc_test storm_stop
+	read -r n nfail < <(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1 \2/p' \
+		/sys/kernel/debug/krpc_test/log | tail -n1)
+	ktap_check "none of the $n failed" test "$nfail" = 0
+	for _ in $(seq $((300 * RPC_SLOW))); do
+		[ "$(rpc_gate_passed)" = $(($1 + n)) ] && break
+		sleep 0.1
+	done
+	rpc_check "the handler got all $n" krpc_test gate_stat $(($1 + n))
+}
+
 # One-way messages held by their handler (M_GATE, closed): the server keeps
 # a bounded number of requests alive and holds the client back, for longer
 # than ka_timeout_ms, which the silence it imposes must not trip.  TCP: the
@@ -167,18 +186,47 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 fi
 ktap_check "the connection outlived ka_timeout_ms held back" \
 	test "$(rpc_info krpc_test state)" = 1
-rpc_check "gate opens" krpc_test gate_open
-rpc_check "flood stops: every message sent once" krpc_test storm_stop
-read -r n nfail < <(sed -n 's/.*storm: \([0-9]*\) calls, \([0-9]*\) failed.*/\1 \2/p' \
-	/sys/kernel/debug/krpc_test/log)
-ktap_check "none of the $n failed" test "$nfail" = 0
-# Over TCP most of them still wait in the socket buffers.
-for _ in $(seq $((300 * RPC_SLOW))); do
-	[ "$(rpc_gate_passed)" = $((p0 + n)) ] && break
+gate_drain "$p0"
+rpc_ka_set "$ka_i" "$ka_t"
+
+# The same hold on a depth-2 connection (a bound of 4 requests), for three
+# times longer than keepalives alone could carry it over RDMA.  There the
+# client's data stops with the 2 credits it keeps for control messages,
+# and the server reposts the receives of those at the bound, so keepalives
+# and credit updates go on both ways.  Were they withheld too, the server's
+# keepalives would spend its depth + 4 credits that the client can no
+# longer return, and the client would reset the connection ka_timeout_ms
+# after the last, about (depth + 3) intervals + ka_timeout_ms into the hold.
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "client connects with depth 2" \
+	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT" 2
+ktap_check "depth is 2" test "$(rpc_info krpc_test depth)" = 2
+rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
+cid=$(client_conn_id)
+p0=$(rpc_gate_passed)
+rpc_check "gate closed" krpc_test gate_close
+rpc_check "one-way flood at the closed gate" krpc_test storm_start 0 gate
+for _ in $(seq $((100 * RPC_SLOW))); do
+	[ "$(krpc_stat reqs_live)" -ge 4 ] && break
 	sleep 0.1
 done
-rpc_check "the handler got all $n" krpc_test gate_stat $((p0 + n))
+hold=$((3 * (6 * 250 + 1000) * RPC_SLOW))
+sleep "$((hold / 1000)).$(printf %03d $((hold % 1000)))"
+cm0=$(conn_field "$cid" credit_msgs)
+rmax=4
+[ "$KRPC_TRANSPORT" = rdma ] && rmax=$((4 + 2 + 4))
+ktap_check "requests alive held at one value in [4, $rmax]" \
+	rpc_steady 3 4 $rmax krpc_stat reqs_live
+ktap_check "the connection outlived $hold ms at the bound" \
+	test "$(rpc_info krpc_test state)" = 1
+if [ "$KRPC_TRANSPORT" = rdma ]; then
+	ktap_check "the client still returns credits at the end of the hold" \
+		test "$(conn_field "$cid" credit_msgs)" -gt "$cm0"
+fi
+gate_drain "$p0"
 rpc_ka_set "$ka_i" "$ka_t"
+rpc_check "client disconnects" krpc_test disconnect
+rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
 rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
 for n in 1000 100000; do
 	rpc_check "one buffer as request and reply refused; replies with the request's own payload ($n B)" \
