@@ -12,7 +12,8 @@
  * credit is only spent by a message that returns credits (RDS's rule): two
  * sides that both hold credits to return can never both be stuck at zero.
  * A call, reply or one-way message also leaves KRPC_CTRL_CREDITS to control
- * messages (data_credit_ok()), so that a side whose pool cannot refill its
+ * messages (data_credit_ok(); a reply that answers a CANCEL is one:
+ * reply_answers_cancel()), so that a side whose pool cannot refill its
  * receives still takes the peer's keepalives and credit updates, and both
  * keep hearing from each other while the data waits.
  *
@@ -399,6 +400,19 @@ static bool req_inv_rkey(struct krpc_rdma_conn *rc,
 	return true;
 }
 
+/*
+ * The reply of a request whose client cancelled the call after it granted
+ * keys is the answer the client awaits before it can let them go
+ * (krpc_rdma_cancel_ack_locked()): a control message, sent on the credits
+ * data leaves (never written into the region: an ERROR or an inline
+ * reply).
+ */
+static bool reply_answers_cancel(const struct krpc_req *req)
+{
+	return (READ_ONCE(req->flags) & REQ_CANCELLED) &&
+	       (req->xrdv[0].len || req->xrdv[1].len);
+}
+
 /* Server: the reply, inline or written into the client's region. */
 static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 {
@@ -439,7 +453,7 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	}
 	if (rc->sq_avail < nwr + 1)
 		return -EAGAIN;
-	if (!data_credit_ok(rc)) {
+	if (!(reply_answers_cancel(req) ? credit_ok(rc) : data_credit_ok(rc))) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
 		return -EAGAIN;
 	}
@@ -695,7 +709,9 @@ void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id)
  * invalidating a key as its reply would) and free the slot; the handler's
  * reply is dropped when it comes (REQ_ANSWERED, krpc_req_reply()).  One
  * still being read is answered once its payload is in, without its handler
- * (krpc_req_start_locked()); one whose reply is queued is answered by it.
+ * (krpc_req_start_locked()); one whose reply is queued is answered by it,
+ * which goes to the head of the send queue: as a control message
+ * (reply_answers_cancel()) it may go out while data waits for credits.
  *
  * Return: 0, or -EPROTO for a client that reused slots before their
  * answers went out (each queued answer freed a slot that an honest client
@@ -708,8 +724,21 @@ int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 
 	lockdep_assert_held(&rc->conn->lock);
 	if (!rc->live || !(rc->features & KRPC_WFEAT_CANCEL_ACK) ||
-	    (!req->xrdv[0].len && !req->xrdv[1].len) ||
-	    (req->flags & (REQ_REPLIED | REQ_ANSWERED)) ||
+	    (!req->xrdv[0].len && !req->xrdv[1].len))
+		return 0;
+	if ((req->flags & (REQ_REPLIED | REQ_ANSWERED)) == REQ_REPLIED) {
+		struct krpc_sctx *sctx;
+
+		list_for_each_entry(sctx, &rc->sendq, node) {
+			if (sctx->req == req) {
+				/* The receive path's flush sends it. */
+				list_move(&sctx->node, &rc->sendq);
+				break;
+			}
+		}
+		return 0;
+	}
+	if ((req->flags & (REQ_REPLIED | REQ_ANSWERED)) ||
 	    !(req->flags & REQ_STARTED))
 		return 0;
 	if (rc->nr_acks >= rc->depth)

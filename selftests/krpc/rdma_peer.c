@@ -15,6 +15,10 @@
  *			answers after 300 ms, then its CANCEL: answered at
  *			once with ERROR ECANCELED, the slot free again for an
  *			echo; the handler's late reply is dropped
+ *   cancelqueued	a CANCEL of a call whose reply waits for credits (3,
+ *			receives never reposted) behind another: answered at
+ *			once by that reply, on the credits kept for control
+ *			messages
  *   silent		a correct handshake, then nothing at all: closed by
  *			the server's keepalive timeout within MS (its
  *			keepalives are counted and printed on the way)
@@ -656,6 +660,51 @@ static int do_cancel(struct peer *p)
 	return 0;
 }
 
+/*
+ * A CANCEL of a call whose reply waits for credits: 3 of them, whose
+ * receives are never reposted.  The first reply leaves the server 2, which
+ * it keeps for control messages, so the next calls' replies wait: one of a
+ * call without keys, then one of a call with a reply region.  The answer
+ * to the second one's CANCEL is its reply, a control message: it goes out
+ * on those credits, ahead of the other reply.  (A client awaiting it with
+ * its keys held would otherwise reset the connection after ka_timeout_ms.)
+ */
+#define CANCELQ_CREDITS		3
+
+static int do_cancelqueued(struct peer *p)
+{
+	char body[16];
+	struct hdr h, r;
+	uint64_t id;
+	uint32_t i;
+	int ret;
+
+	if (echo_inline(p, 0, 1, sizeof(body)))
+		return 1;
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = pattern(2, i);
+	hdr_req(&h, T_REQUEST, M_ECHO, 1, 2, sizeof(body));
+	if (send_msg(p, &h, body))
+		return 1;
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = pattern(3, i);
+	hdr_req(&h, T_REQUEST, M_ECHO, 2, 3, sizeof(body));
+	h.flags = F_RDV_REPLY;
+	set_rdv(p, &h.rep, 1, RDV_LEN);
+	if (send_msg(p, &h, body))
+		return 1;
+	id = le64toh(h.call_id);
+	ret = recv_msg(p, &r, NULL, NULL, wait_ms / 50);
+	if (ret != -ETIMEDOUT)
+		return ret > 0 ? 1 : fail("type %u call %#llx before the CANCEL: the replies did not wait",
+					  r.type,
+					  (unsigned long long)le64toh(r.call_id));
+	hdr_req(&h, T_CANCEL, 0, 2, 3, 0);
+	if (send_msg(p, &h, NULL))
+		return 1;
+	return expect_reply(p, id, 3, sizeof(body), 0);
+}
+
 static int do_silent(struct peer *p, int ms)
 {
 	p->silent = 1;
@@ -920,6 +969,13 @@ int main(int argc, char **argv)
 		p.repost = 0;
 		if (!ret)
 			ret = do_cancelreuse(&p);
+	} else if (!strcmp(mode, "cancelqueued")) {
+		c.depth = htole16(3);
+		c.credits = htole16(CANCELQ_CREDITS);
+		ret = peer_connect(&p, &c);
+		p.repost = 0;
+		if (!ret)
+			ret = do_cancelqueued(&p);
 	} else if (peer_connect(&p, &c)) {
 		ret = 1;
 	} else if (!strcmp(mode, "good")) {

@@ -63,6 +63,16 @@ ktap_check "cancel: connection gone" settle
 ktap_check "cancel: the server counted its answer" \
 	test "$(krpc_stat cancel_acks)" -ge 1
 
+# A CANCEL whose answer is a reply still waiting for credits (the peer
+# leaves the server only the 2 it keeps for control messages): that answer
+# is a control message and goes out at once.
+st0=$(krpc_stat conn_credit_stalls)
+ktap_check "cancelqueued: the waiting reply answers the CANCEL at once" \
+	peer cancelqueued
+ktap_check "cancelqueued: connection gone" settle
+ktap_check "cancelqueued: the reply had waited for credits" \
+	test "$(krpc_stat conn_credit_stalls)" -gt "$st0"
+
 # Handshake: MODE LOGGED ("rejecting ADDR: REASON (ERRNO), value VALUE";
 # the peer checks reason and value on the wire)
 n=0
