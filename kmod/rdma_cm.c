@@ -81,8 +81,10 @@ static int cp_parse(const void *data, u8 len, struct cp_vals *v,
 		return -EINVAL;
 	}
 	/* Fewer and no call, reply or one-way message could go out. */
-	if (v->credits <= KRPC_CTRL_CREDITS)
+	if (v->credits <= KRPC_CTRL_CREDITS) {
+		*value = KRPC_CTRL_CREDITS + 1;
 		return -EINVAL;
+	}
 	if (v->recv_size < 2 * KRPC_HDR_SIZE || v->recv_size > KRPC_SEG_SIZE) {
 		*value = KRPC_SEG_SIZE;
 		return -EINVAL;

@@ -743,8 +743,10 @@ static int do_reject(struct peer *p, const char *mode)
 		value = MAX_MSG_MAX;
 	} else if (!strcmp(mode, "credits0")) {
 		c.credits = 0;
+		value = CREDITS_MIN;
 	} else if (!strcmp(mode, "credits2")) {
 		c.credits = htole16(2);
+		value = CREDITS_MIN;
 	} else {
 		c.reserved0 = htole16(1);
 	}

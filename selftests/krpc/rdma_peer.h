@@ -17,6 +17,7 @@
 #define DEPTH_MAX	1024		/* krpc's depth parameter limit */
 #define SEG_SIZE	65536		/* largest recv_size krpc accepts */
 #define MAX_MSG_MAX	(64 << 20)	/* krpc's max_msg parameter limit */
+#define CREDITS_MIN	3		/* fewest credits krpc takes */
 
 #define M_ECHO		1
 #define M_SLEEP		4

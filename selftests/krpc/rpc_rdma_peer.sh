@@ -90,8 +90,8 @@ version		: protocol version (-93), value 1
 depth0		: parameters (-22), value 1024
 recvsize	: parameters (-22), value 65536
 maxmsg		: parameters (-22), value 67108864
-credits0	: parameters (-22), value 0
-credits2	: parameters (-22), value 0
+credits0	: parameters (-22), value 3
+credits2	: parameters (-22), value 3
 reserved0	: parameters (-22), value 0
 EOF
 ktap_check "kernel client still served after the rejects" still_serving
