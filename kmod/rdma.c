@@ -13,7 +13,7 @@
  * sides that both hold credits to return can never both be stuck at zero.
  * A call, reply or one-way message also leaves KRPC_CTRL_CREDITS to control
  * messages (data_credit_ok(); a reply that answers a CANCEL is one:
- * reply_answers_cancel()), so that a side whose pool cannot refill its
+ * krpc_rdma_answers_cancel()), so that a side whose pool cannot refill its
  * receives still takes the peer's keepalives and credit updates, and both
  * keep hearing from each other while the data waits.
  *
@@ -400,19 +400,6 @@ static bool req_inv_rkey(struct krpc_rdma_conn *rc,
 	return true;
 }
 
-/*
- * The reply of a request whose client cancelled the call after it granted
- * keys is the answer the client awaits before it can let them go
- * (krpc_rdma_cancel_ack_locked()): a control message, sent on the credits
- * data leaves (never written into the region: an ERROR or an inline
- * reply).
- */
-static bool reply_answers_cancel(const struct krpc_req *req)
-{
-	return (READ_ONCE(req->flags) & REQ_CANCELLED) &&
-	       (req->xrdv[0].len || req->xrdv[1].len);
-}
-
 /* Server: the reply, inline or written into the client's region. */
 static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 {
@@ -453,7 +440,8 @@ static int post_reply_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	}
 	if (rc->sq_avail < nwr + 1)
 		return -EAGAIN;
-	if (!(reply_answers_cancel(req) ? credit_ok(rc) : data_credit_ok(rc))) {
+	if (!(krpc_rdma_answers_cancel(rc, req) ? credit_ok(rc) :
+	      data_credit_ok(rc))) {
 		krpc_conn_stat_inc(conn, KRPC_STAT_CREDIT_STALLS);
 		return -EAGAIN;
 	}
@@ -703,15 +691,42 @@ void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id)
 }
 
 /*
+ * A cancelled request's reply (queued, or waiting for a send context) or
+ * READ (the reply follows it) goes first; the receive path's flush sends
+ * it.  A READ in flight queues its reply when it completes.
+ */
+static void answer_first_locked(struct krpc_rdma_conn *rc,
+				struct krpc_req *req)
+{
+	struct krpc_sctx *sctx;
+	struct krpc_req *r;
+
+	list_for_each_entry(sctx, &rc->sendq, node) {
+		if (sctx->req == req) {
+			list_move(&sctx->node, &rc->sendq);
+			return;
+		}
+	}
+	list_for_each_entry(r, &rc->wait_sctx, node) {
+		if (r == req) {
+			list_move(&req->node, &rc->wait_sctx);
+			return;
+		}
+	}
+}
+
+/*
  * Server, CANCEL received for @req (found by its slot; REQ_CANCELLED set).
  * A request that granted keys holds the client's buffers until it is
  * answered.  While its handler runs, answer now (ERROR ECANCELED,
  * invalidating a key as its reply would) and free the slot; the handler's
  * reply is dropped when it comes (REQ_ANSWERED, krpc_req_reply()).  One
  * still being read is answered once its payload is in, without its handler
- * (krpc_req_start_locked()); one whose reply is queued is answered by it,
- * which goes to the head of the send queue: as a control message
- * (reply_answers_cancel()) it may go out while data waits for credits.
+ * (krpc_req_start_locked()); one whose reply is queued is answered by it.
+ * Those answers are control messages (krpc_rdma_answers_cancel()) and go
+ * to the head of the send queue (krpc_sctx_queue_locked()), so they go out
+ * while data waits for credits: answer_first_locked() moves one already
+ * queued, or waiting for a send context, to the head of its queue.
  *
  * Return: 0, or -EPROTO for a client that reused slots before their
  * answers went out (each queued answer freed a slot that an honest client
@@ -726,21 +741,12 @@ int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 	if (!rc->live || !(rc->features & KRPC_WFEAT_CANCEL_ACK) ||
 	    (!req->xrdv[0].len && !req->xrdv[1].len))
 		return 0;
-	if ((req->flags & (REQ_REPLIED | REQ_ANSWERED)) == REQ_REPLIED) {
-		struct krpc_sctx *sctx;
-
-		list_for_each_entry(sctx, &rc->sendq, node) {
-			if (sctx->req == req) {
-				/* The receive path's flush sends it. */
-				list_move(&sctx->node, &rc->sendq);
-				break;
-			}
-		}
+	if (req->flags & REQ_ANSWERED)
+		return 0;
+	if ((req->flags & REQ_REPLIED) || !(req->flags & REQ_STARTED)) {
+		answer_first_locked(rc, req);
 		return 0;
 	}
-	if ((req->flags & (REQ_REPLIED | REQ_ANSWERED)) ||
-	    !(req->flags & REQ_STARTED))
-		return 0;
 	if (rc->nr_acks >= rc->depth)
 		return -EPROTO;
 	ack = &rc->acks[rc->nr_acks++];

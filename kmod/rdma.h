@@ -376,6 +376,20 @@ int krpc_rdma_post_recv_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx);
 void krpc_rdma_refill_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_refill_wait_end_locked(struct krpc_rdma_conn *rc);
 
+/*
+ * The reply of a request whose client cancelled the call after it granted
+ * keys is the answer the client awaits before it lets them go: a control
+ * message (rdma.c), never written into the region (an ERROR or an inline
+ * reply, post_reply_locked()).
+ */
+static inline bool krpc_rdma_answers_cancel(const struct krpc_rdma_conn *rc,
+					    const struct krpc_req *req)
+{
+	return (READ_ONCE(req->flags) & REQ_CANCELLED) &&
+	       (rc->features & KRPC_WFEAT_CANCEL_ACK) &&
+	       (req->xrdv[0].len || req->xrdv[1].len);
+}
+
 /* The server holds krpc_req_bound() requests: it takes no more receives. */
 static inline bool krpc_rdma_reqs_held(const struct krpc_rdma_conn *rc)
 {

@@ -55,12 +55,23 @@ void krpc_sctx_put_locked(struct krpc_sctx *sctx)
 	serve_waiters_locked(rc);
 }
 
+/*
+ * Work waits in order, but the answer to a CANCEL goes first: it may go
+ * out on the credits data leaves (krpc_rdma_answers_cancel()).
+ */
 void krpc_sctx_queue_locked(struct krpc_sctx *sctx, unsigned int op)
 {
-	lockdep_assert_held(&sctx->rc->conn->lock);
+	struct krpc_rdma_conn *rc = sctx->rc;
+
+	lockdep_assert_held(&rc->conn->lock);
 	sctx->ops |= op;
-	if (list_empty(&sctx->node))
-		list_add_tail(&sctx->node, &sctx->rc->sendq);
+	if (!list_empty(&sctx->node))
+		return;
+	if ((op & OP_REPLY) && sctx->req &&
+	    krpc_rdma_answers_cancel(rc, sctx->req))
+		list_add(&sctx->node, &rc->sendq);
+	else
+		list_add_tail(&sctx->node, &rc->sendq);
 }
 
 /*
