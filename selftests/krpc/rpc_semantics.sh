@@ -27,7 +27,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-rnr0=$(rpc_rxe_rnr)
+# RNR NAKs the device counts, but for the windows in which the test resets
+# or closes a connection on purpose (rnr_skip_start/_end): while a queue
+# pair goes to the error state and flushes its receives, a message the
+# peer had in flight may meet an empty receive queue.  Flow control must
+# prevent every other one.
+rnr0=$(rpc_rxe_rnr) rnr_skipped=0
+rnr_skip_start() { rnr_a=$(rpc_rxe_rnr); }
+rnr_skip_end() {
+	local n
+	n=$(($(rpc_rxe_rnr) - rnr_a))
+	[ "$n" = 0 ] || log "$n RNR NAK(s) while a connection was closed on purpose"
+	rnr_skipped=$((rnr_skipped + n))
+}
 ktap_check "insmod krpc.ko" rpc_krpc_load pool_small=8192 pool_medium=1024 depth=64
 ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
 rpc_check "server listens" krpc_test server_start "$RPC_PORT"
@@ -73,6 +85,7 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 	rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
 	f0=$(krpc_stat cancel_unanswered)
 	l0=$(dmesg | grep -c 'not answered in .* ms, resetting')
+	rnr_skip_start
 	rpc_check "CANCEL unanswered for ka_timeout_ms: connection reset, the call completes" \
 		krpc_test cancel_unanswered 16384 $((1000 * RPC_SLOW))
 	ktap_check "one reset counted" \
@@ -81,6 +94,7 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 		test "$(dmesg | grep -c 'not answered in .* ms, resetting')" = $((l0 + 1))
 	rpc_check "client disconnects" krpc_test disconnect
 	rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+	rnr_skip_end
 	rpc_ka_set "$ka_i" "$ka_t"
 	echo 0 > $dbg/fault_drop_cancel
 	ktap_check "no CANCEL answered while they were ignored" \
@@ -197,9 +211,11 @@ rpc_ka_set "$ka_i" "$ka_t"
 # keepalives would spend its depth + 4 credits that the client can no
 # longer return, and the client would reset the connection ka_timeout_ms
 # after the last, about (depth + 3) intervals + ka_timeout_ms into the hold.
+rnr_skip_start
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "client connects with depth 2" \
 	krpc_test connect "$KRPC_ADDR4" "$RPC_PORT" 2
+rnr_skip_end
 ktap_check "depth is 2" test "$(rpc_info krpc_test depth)" = 2
 rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
 cid=$(client_conn_id)
@@ -225,8 +241,10 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 fi
 gate_drain "$p0"
 rpc_ka_set "$ka_i" "$ka_t"
+rnr_skip_start
 rpc_check "client disconnects" krpc_test disconnect
 rpc_check "client connects again" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+rnr_skip_end
 rpc_check "reply larger than allowed: -EMSGSIZE" krpc_test toobig
 for n in 1000 100000; do
 	rpc_check "one buffer as request and reply refused; replies with the request's own payload ($n B)" \
@@ -236,7 +254,8 @@ rpc_check "no RNR NAK or data-path registration; copies as the transport makes t
 	krpc_test counters
 ktap_check "connection is over $KRPC_TRANSPORT" \
 	test "$(rpc_info krpc_test transport)" = "$RPC_XPRT"
-ktap_check "device saw no RNR NAK" test "$(rpc_rxe_rnr)" = "$rnr0"
+ktap_check "device saw no RNR NAK but while connections closed on purpose" \
+	test "$(rpc_rxe_rnr)" = $((rnr0 + rnr_skipped))
 rpc_check "unanswered timeouts on half the slots reset the connection, one fewer do not" \
 	krpc_test zombies
 rpc_check "client disconnects" krpc_test disconnect
