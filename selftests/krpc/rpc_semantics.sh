@@ -218,7 +218,6 @@ rpc_check "client connects with depth 2" \
 rnr_skip_end
 ktap_check "depth is 2" test "$(rpc_info krpc_test depth)" = 2
 rpc_ka_set $((250 * RPC_SLOW)) $((1000 * RPC_SLOW))
-cid=$(client_conn_id)
 p0=$(rpc_gate_passed)
 rpc_check "gate closed" krpc_test gate_close
 rpc_check "one-way flood at the closed gate" krpc_test storm_start 0 gate
@@ -227,18 +226,13 @@ for _ in $(seq $((100 * RPC_SLOW))); do
 	sleep 0.1
 done
 hold=$((3 * (6 * 250 + 1000) * RPC_SLOW))
-sleep "$((hold / 1000)).$(printf %03d $((hold % 1000)))"
-cm0=$(conn_field "$cid" credit_msgs)
+rpc_sleep_ms "$hold"
 rmax=4
 [ "$KRPC_TRANSPORT" = rdma ] && rmax=$((4 + 2 + 4))
 ktap_check "requests alive held at one value in [4, $rmax]" \
 	rpc_steady 3 4 $rmax krpc_stat reqs_live
 ktap_check "the connection outlived $hold ms at the bound" \
 	test "$(rpc_info krpc_test state)" = 1
-if [ "$KRPC_TRANSPORT" = rdma ]; then
-	ktap_check "the client still returns credits at the end of the hold" \
-		test "$(conn_field "$cid" credit_msgs)" -gt "$cm0"
-fi
 gate_drain "$p0"
 rpc_ka_set "$ka_i" "$ka_t"
 rnr_skip_start
