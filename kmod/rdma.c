@@ -738,10 +738,8 @@ int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
 	struct krpc_cancel_ack *ack;
 
 	lockdep_assert_held(&rc->conn->lock);
-	if (!rc->live || !(rc->features & KRPC_WFEAT_CANCEL_ACK) ||
-	    (!req->xrdv[0].len && !req->xrdv[1].len))
-		return 0;
-	if (req->flags & REQ_ANSWERED)
+	if (!rc->live || !krpc_rdma_answers_cancel(rc, req) ||
+	    (req->flags & REQ_ANSWERED))
 		return 0;
 	if ((req->flags & REQ_REPLIED) || !(req->flags & REQ_STARTED)) {
 		answer_first_locked(rc, req);

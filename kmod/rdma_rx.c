@@ -325,12 +325,10 @@ static int rx_process(struct krpc_rdma_conn *rc, struct rx_msg *m,
 	return d->rx(rc, m);
 }
 
-/* KEEPALIVE, CREDIT or CANCEL: a message that brings no request. */
+/* KEEPALIVE, CREDIT or CANCEL (msg_defs): a message that brings no request. */
 static bool ctrl_msg(const struct krpc_wire_hdr *hdr)
 {
-	return hdr->type == KRPC_MSG_CREDIT ||
-	       hdr->type == KRPC_MSG_KEEPALIVE ||
-	       hdr->type == KRPC_MSG_CANCEL;
+	return msg_defs[hdr->type].rx == rx_control;
 }
 
 /* A successful receive on a live connection; called under conn->lock. */

@@ -580,16 +580,23 @@ static int expect_error(struct peer *p, uint64_t call_id, uint32_t status)
 	return 0;
 }
 
+/* @len bytes of pattern @seed at @buf. */
+static void fill_pattern(char *buf, uint32_t seed, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = pattern(seed, i);
+}
+
 /* An inline echo call on @slot, @len bytes of pattern @seed, checked. */
 static int echo_inline(struct peer *p, uint16_t slot, uint64_t seq,
 		       uint32_t len)
 {
 	char body[RECV_SIZE];
 	struct hdr h;
-	uint32_t i;
 
-	for (i = 0; i < len; i++)
-		body[i] = pattern(seq, i);
+	fill_pattern(body, seq, len);
 	hdr_req(&h, T_REQUEST, M_ECHO, slot, seq, len);
 	if (send_msg(p, &h, body))
 		return 1;
@@ -602,7 +609,6 @@ static int echo_inline(struct peer *p, uint16_t slot, uint64_t seq,
 static int do_good(struct peer *p)
 {
 	struct hdr h;
-	uint32_t i;
 
 	if (echo_inline(p, 0, 1, 0) || echo_inline(p, 1, 2, 1) ||
 	    echo_inline(p, 0, 3, p->inline_max))
@@ -612,8 +618,7 @@ static int do_good(struct peer *p)
 		return fail("%s", "no room for the rendezvous echo");
 
 	/* Rendezvous both ways: READ of our request, WRITE of the reply. */
-	for (i = 0; i < RDV_LEN; i++)
-		p->rdv[0][i] = pattern(4, i);
+	fill_pattern(p->rdv[0], 4, RDV_LEN);
 	memset(p->rdv[1], 0, RDV_LEN);
 	hdr_req(&h, T_REQUEST, M_ECHO, 2, 4, RDV_LEN);
 	h.flags = F_RDV_REQ | F_RDV_REPLY;
@@ -669,25 +674,20 @@ static int do_cancel(struct peer *p)
  * on those credits, ahead of the other reply.  (A client awaiting it with
  * its keys held would otherwise reset the connection after ka_timeout_ms.)
  */
-#define CANCELQ_CREDITS		3
-
 static int do_cancelqueued(struct peer *p)
 {
 	char body[16];
 	struct hdr h, r;
 	uint64_t id;
-	uint32_t i;
 	int ret;
 
 	if (echo_inline(p, 0, 1, sizeof(body)))
 		return 1;
-	for (i = 0; i < sizeof(body); i++)
-		body[i] = pattern(2, i);
+	fill_pattern(body, 2, sizeof(body));
 	hdr_req(&h, T_REQUEST, M_ECHO, 1, 2, sizeof(body));
 	if (send_msg(p, &h, body))
 		return 1;
-	for (i = 0; i < sizeof(body); i++)
-		body[i] = pattern(3, i);
+	fill_pattern(body, 3, sizeof(body));
 	hdr_req(&h, T_REQUEST, M_ECHO, 2, 3, sizeof(body));
 	h.flags = F_RDV_REPLY;
 	set_rdv(p, &h.rep, 1, RDV_LEN);
@@ -857,8 +857,6 @@ static int do_bad(struct peer *p, const char *mode)
  * REQUEST's receive, and an answer sent on its last credit (the CANCEL's
  * receive, reposted, gives it one to return) would leave us short.
  */
-#define CANCELREUSE_CREDITS	3
-
 static int do_cancelreuse(struct peer *p)
 {
 	struct hdr h, r;
@@ -866,7 +864,7 @@ static int do_cancelreuse(struct peer *p)
 	int ret;
 
 	/* An answer per credit, one queued, then the one refused. */
-	for (seq = 1; seq <= CANCELREUSE_CREDITS + 2; seq++) {
+	for (seq = 1; seq <= CREDITS_MIN + 2; seq++) {
 		hdr_req(&h, T_REQUEST, M_SLEEP, 0, seq, 16);
 		h.flags = F_RDV_REPLY;
 		set_rdv(p, &h.rep, 1, RDV_LEN);
@@ -884,7 +882,7 @@ static int do_cancelreuse(struct peer *p)
 		 * one refused); the others stay queued.
 		 */
 		ret = recv_msg(p, &r, NULL, NULL,
-			       seq <= CANCELREUSE_CREDITS ? wait_ms / 5 : 100);
+			       seq <= CREDITS_MIN ? wait_ms / 5 : 100);
 		if (ret == -ECONNRESET)
 			break;
 		if (ret > 0)
@@ -923,6 +921,23 @@ static int do_badkey(struct peer *p, int which)
 	if (send_msg(p, &h, NULL) > 0)
 		return 1;
 	return expect_closed(p, wait_ms);
+}
+
+/*
+ * Connect at @depth with krpc's fewest credits, CREDITS_MIN, whose
+ * receives are never reposted: once the server has spent them, what it
+ * sends next waits.
+ */
+static int connect_unreposted(struct peer *p, struct conn_pd *c,
+			      uint16_t depth)
+{
+	int ret;
+
+	c->depth = htole16(depth);
+	c->credits = htole16(CREDITS_MIN);
+	ret = peer_connect(p, c);
+	p->repost = 0;
+	return ret;
 }
 
 static const char *const reject_modes[] = {
@@ -965,17 +980,11 @@ int main(int argc, char **argv)
 	if (i < ARRAY_SIZE(reject_modes)) {
 		ret = do_reject(&p, mode);
 	} else if (!strcmp(mode, "cancelreuse")) {
-		c.depth = htole16(1);
-		c.credits = htole16(CANCELREUSE_CREDITS);
-		ret = peer_connect(&p, &c);
-		p.repost = 0;
+		ret = connect_unreposted(&p, &c, 1);
 		if (!ret)
 			ret = do_cancelreuse(&p);
 	} else if (!strcmp(mode, "cancelqueued")) {
-		c.depth = htole16(3);
-		c.credits = htole16(CANCELQ_CREDITS);
-		ret = peer_connect(&p, &c);
-		p.repost = 0;
+		ret = connect_unreposted(&p, &c, 3);
 		if (!ret)
 			ret = do_cancelqueued(&p);
 	} else if (peer_connect(&p, &c)) {

@@ -98,6 +98,9 @@ rpc_krpc_load() {
 		${KRPC_CQ_SHARED:+cq_shared=$KRPC_CQ_SHARED} "$@"
 }
 
+# rpc_sleep_ms MS: sleep MS milliseconds.
+rpc_sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
+
 # rpc_ka_set INTERVAL_MS TIMEOUT_MS: change the keepalive parameters of a
 # loaded krpc.  A new timeout applies at once, a new interval at each
 # connection's next keepalive tick, at most half the old interval away:
@@ -112,7 +115,7 @@ rpc_ka_set() {
 	if [ "$1" -lt "$old" ]; then
 		echo "$1" > $kp/ka_interval_ms || return 1
 		ms=$((old / 2 + 2 * $1))
-		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		rpc_sleep_ms "$ms"
 		echo "$2" > $kp/ka_timeout_ms
 	else
 		echo "$2" > $kp/ka_timeout_ms || return 1
