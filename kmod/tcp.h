@@ -254,5 +254,6 @@ void krpc_tcp_req_freed(struct krpc_conn *conn);
 int krpc_tcp_pool_wake(struct wait_queue_entry *wait, unsigned int mode,
 		       int sync, void *key);
 void krpc_tcp_rx_wait_end_locked(struct krpc_tcp_conn *tc);
+void krpc_tcp_held_reset_locked(struct krpc_tcp_conn *tc);
 
 #endif /* KRPC_TCP_H */

@@ -604,6 +604,22 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
 }
 
 /*
+ * The peer reset a connection we hold back: tear it down now, with the
+ * requests it already has (conn->lock).  Found by rx_peer_reset_locked(),
+ * or by tx_work when a keepalive's send met the reset first: that send
+ * takes the socket's error, and rx_work would never see it.
+ */
+void krpc_tcp_held_reset_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+
+	lockdep_assert_held(&conn->lock);
+	pr_info_ratelimited("conn %u: %pISpc reset the connection while held back\n",
+			    conn->id, &conn->peer);
+	krpc_tcp_fail_locked(tc, -ECONNRESET);
+}
+
+/*
  * True (and the connection torn down) if the peer reset a connection we
  * hold back: its unread bytes would make the keepalive think it alive.  A
  * graceful close (FIN, no error) is not: rx_work reads what came before it
@@ -611,14 +627,9 @@ static void rx_error_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c,
  */
 static bool rx_peer_reset_locked(struct krpc_tcp_conn *tc)
 {
-	struct krpc_conn *conn = tc->conn;
-	struct sock *sk = tc->sock->sk;
-
-	if (!READ_ONCE(sk->sk_err))
+	if (!READ_ONCE(tc->sock->sk->sk_err))
 		return false;
-	pr_info_ratelimited("conn %u: %pISpc reset the connection while held back\n",
-			    conn->id, &conn->peer);
-	krpc_tcp_fail_locked(tc, -ECONNRESET);
+	krpc_tcp_held_reset_locked(tc);
 	return true;
 }
 

@@ -420,7 +420,10 @@ void krpc_tcp_tx_work(struct work_struct *work)
 		if (ret == -EAGAIN)
 			return;		/* sk_write_space requeues us */
 		krpc_conn_lock(conn);
-		if (ret < 0) {
+		if (ret < 0 && tc->live && tc->rx_held &&
+		    (ret == -ECONNRESET || ret == -EPIPE)) {
+			krpc_tcp_held_reset_locked(tc);
+		} else if (ret < 0) {
 			if (tc->live)
 				pr_warn_ratelimited("conn %u: send to %pISpc failed: %d; closing\n",
 						    conn->id, &conn->peer, ret);

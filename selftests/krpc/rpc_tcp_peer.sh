@@ -109,8 +109,11 @@ reqs_gone() { [ "$(krpc_stat reqs_live)" = 0 ]; }
 
 # gate_peer MODE COUNT: with the gate closed, tcp_peer MODE sends COUNT
 # one-way messages at it, in the background (fpid, its output in $out);
-# it connects and the server stops reading.
+# it connects and the server stops reading.  The kernel client's last echo
+# is gone first: a reply sent by reference keeps its request alive until
+# the client's (maybe delayed) ACK, and the samples count every request.
 gate_peer() {
+	ktap_check "$1: no request alive before" wait_for "$wait_s" reqs_gone
 	rpc_check "gate closed" krpc_test gate_close
 	echo "# + $peer $1 $KRPC_ADDR4 $RPC_PORT $2 &"
 	"$peer" "$1" "$KRPC_ADDR4" "$RPC_PORT" "$2" > "$out" 2>&1 &

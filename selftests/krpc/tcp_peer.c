@@ -264,6 +264,8 @@ static int do_bad_hdr(int fd, const char *how)
 	struct hello ans;
 	struct hdr h;
 	char junk[16] = "0123456789abcdef";
+	char all[2 * sizeof(h) + sizeof(junk)];
+	size_t n = 0;
 
 	if (handshake(fd, &ans))
 		return 1;
@@ -283,15 +285,18 @@ static int do_bad_hdr(int fd, const char *how)
 	} else if (!strcmp(how, "busyslot")) {
 		/*
 		 * Method 4 answers after 300 ms: the slot is still busy when
-		 * the second request comes, and the first is answered (and
-		 * freed) soon after the connection died.
+		 * the second request comes (in the same segment), and the
+		 * first is answered (and freed) soon after the connection
+		 * died.
 		 */
 		h.method = htole32(4);
-		if (send_all(fd, &h, sizeof(h)))
-			return fail("%s", "send");
+		memcpy(all, &h, sizeof(h));
+		n = sizeof(h);
 		h.call_id = htole64(2ULL << 16);
 	}
-	if (send_all(fd, &h, sizeof(h)) || send_all(fd, junk, sizeof(junk)))
+	memcpy(all + n, &h, sizeof(h));
+	memcpy(all + n + sizeof(h), junk, sizeof(junk));
+	if (send_all(fd, all, n + sizeof(h) + sizeof(junk)))
 		return fail("%s", "send");
 	return expect_closed(fd, 5000, 0);
 }
