@@ -258,7 +258,7 @@ struct krpc_rx {
  * @last_rx:	jiffies of the last receive
  * @last_tx:	jiffies of the last send
  * @teardown_queued: teardown was queued
- * @cm_est:	server: the CM was told of the first receive (rdma_rx.c)
+ * @rx_seen:	server: a message came from the client (rdma_rx.c)
  * @live:	resources exist and the connection is not dead
  * @dying:	teardown started: cm events are ignored (read under the cm
  *		handler lock)
@@ -333,7 +333,7 @@ struct krpc_rdma_conn {
 	unsigned long last_rx;
 	unsigned long last_tx;
 	bool teardown_queued;
-	bool cm_est;
+	bool rx_seen;
 	bool live;
 	bool dying;
 	unsigned int connect_tmo;

@@ -208,6 +208,19 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 	cancel_delayed_work_sync(&rc->refill_work);
 
 	if (rc->qp) {
+		/*
+		 * A message from the client says it is established, even if
+		 * its RTU has not reached our CM yet (Soft-RoCE raises no
+		 * IB_EVENT_COMM_EST).  Until the CM knows, rdma_disconnect()
+		 * sends no DREQ, and the CM's REJ on destroy is all a client
+		 * would see of a close (by a protocol error in its first
+		 * message, say).  Told here, in process context: ib_cm's
+		 * cm_id lock may not be taken from the receive's softirq
+		 * (lockdep: it nests ib_cm's xarray lock, which is not
+		 * softirq-safe).  Once established, the CM ignores it.
+		 */
+		if (rc->conn->server && READ_ONCE(rc->rx_seen))
+			rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
 		krpc_rdma_disconnect(rc->cm_id);
 		ib_drain_qp(rc->qp);
 	}

@@ -340,19 +340,9 @@ static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
 	int ret;
 
 	rc->last_rx = jiffies;
-	if (conn->server && !rc->cm_est) {
-		/*
-		 * A message from the client says it is established, even if
-		 * its RTU has not reached our CM yet (Soft-RoCE's queue pair
-		 * is ready to send at once and raises no IB_EVENT_COMM_EST).
-		 * Until the CM knows, rdma_disconnect() sends nothing and the
-		 * CM's REJ on destroy is all a client closed meanwhile (by a
-		 * protocol error in this very message) would see.
-		 * cm_establish() only takes a spinlock: fine under ours.
-		 */
-		rc->cm_est = true;
-		rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
-	}
+	/* The teardown tells the CM the client is established (rdma_cm.c). */
+	if (conn->server)
+		WRITE_ONCE(rc->rx_seen, true);
 	ret = rx_process(rc, &m, wc);
 	if (ret) {
 		if (m.why) {
