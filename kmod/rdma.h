@@ -160,8 +160,10 @@ static inline bool krpc_sctx_unsig(const struct krpc_sctx *sctx)
  * @rc:		connection
  * @buf:	pool buffer posted (NULL while the pool had none)
  * @early:	entry in rc->early_rx while it waits for the connection to go
- *		live, with what its completion said: @early_len (byte_len),
- *		@early_flags (wc_flags), @early_rkey (ex.invalidate_rkey)
+ *		live (client), with what its completion said:
+ * @early_len:	the completion's byte_len
+ * @early_flags: the completion's wc_flags
+ * @early_rkey:	the completion's ex.invalidate_rkey
  */
 struct krpc_rx {
 	struct ib_cqe cqe;

@@ -152,6 +152,9 @@ enum {
  *		full receive buffer dropped while it was held back, on a
  *		timer that backed off meanwhile (tcp_rx.c,
  *		rx_hold_end_locked(); conn->lock)
+ * @rx_held_since: jiffies when @rx_held was set (conn->lock)
+ * @rx_excused_until: jiffies the peer's silence counts from while
+ *		@rx_excused (conn->lock)
  * @txq:	messages to write, in order (conn->lock)
  * @tx_cur:	the message tx_work is writing (conn->lock), still on @txq
  * @nr_tx:	entries on @txq
