@@ -310,8 +310,13 @@ void peer_close(struct peer *p)
 /*
  * The completion of the one work request in flight on the send queue,
  * within wait_ms.  Return 0; -ECONNRESET if the connection is going down
- * (flushed, or never acknowledged); 1 on any other failure, with a line
- * on stderr naming @what.
+ * (flushed, never acknowledged, or a CM event came meanwhile); 1 on any
+ * other failure, with a line on stderr naming @what.
+ *
+ * A work request posted just before the other side's DREQ arrived never
+ * completes on Soft-RoCE: the other queue pair is in the error state and
+ * drops it, and krpc asks for retry_count 7, which rxe_comp.c takes as
+ * "retry forever".  So the wait ends when the CM event is there.
  */
 int wait_wr(struct peer *p, const char *what)
 {
@@ -328,6 +333,8 @@ int wait_wr(struct peer *p, const char *what)
 					    ibv_wc_status_str(wc.status));
 			return 0;
 		}
+		if (cm_pending(p))
+			return -ECONNRESET;
 		usleep(100);
 	} while (now_ms() < end);
 	return fail("%s not completed", what);
