@@ -85,6 +85,8 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(early_rx);
 	STAT(cancel_acks);
 	STAT(cancel_unanswered);
+	STAT(unsig_holds);
+	STAT(unsig_held);
 #undef STAT
 	for (i = 0; i < KRPC_STAT_NR; i++)
 		seq_printf(m, "conn_%s %lld\n", krpc_stat_names[i],

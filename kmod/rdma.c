@@ -30,15 +30,18 @@
  * A send queue completes in posting order, so the completion of any later
  * signaled work request says the SEND is done too: rc->marks records, per
  * signaled request, how many unsignaled SENDs preceded it, and its
- * completion returns their slots (rdma_sctx.c).  The request's buffers
- * stay with the transport until the reply or such a completion says the
- * SEND went out: a call cancelled before its reply must not hand back a
- * buffer the device may still read.  A SEND sent again after the reply (a
- * lost ACK) is a duplicate the peer drops, and pool memory stays mapped.
- * At most rc->unsig_max unsignaled SENDs are outstanding; the request that
- * finds no room is signaled.  That leaves the longest chain room once
- * every signaled request completed, so the queue never fills with slots
- * nothing will return (krpc_rdma_setup()).
+ * completion returns their slots (rdma_sctx.c).  Until such a completion
+ * the device may still read the request (it sends it again if the ACK is
+ * lost, or withheld), so its buffer stays with the transport: a call
+ * cancelled before its reply waits for the completion; an answered call
+ * completes and leaves its buffer in rc->unsig_bufs until then.  A
+ * request whose buffer goes back to its owner with the call (a process's
+ * pool, ubuf.c) is signaled, as are one-way and rendezvous requests.
+ * At most rc->unsig_max (KRPC_UNSIG_MAX, or a quarter of the queue if
+ * less) unsignaled SENDs are outstanding; the request that finds no room
+ * is signaled.  That leaves the longest chain room once every signaled
+ * request completed, so the queue never fills with slots nothing will
+ * return (krpc_rdma_setup()).
  *
  * A server's reply stays signaled: its buffer and context go back to the
  * pool on its completion, and no later post is certain to come.
@@ -333,8 +336,12 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 		nsge += krpc_buf_sges(rc, buf, buf->off, len, &sge[1], 2);
 	}
 	send_wr_init(rc, sctx, &send, sge, nsge);
-	/* Nothing waits for the completion of an eager request's SEND. */
-	if (!r && !(call->flags & KRPC_CALL_ONEWAY))
+	/*
+	 * Nothing waits for the completion of an eager request's SEND,
+	 * unless its buffer goes back to a process with the call's.
+	 */
+	if (!r && !(call->flags & KRPC_CALL_ONEWAY) &&
+	    !(buf && buf->pool->owner_ops))
 		try_unsignaled(rc, &send);
 
 	first = &send;

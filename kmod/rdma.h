@@ -23,6 +23,11 @@
 #define KRPC_NR_CTRL		4
 /* Receives beyond the depth: room for the peer's control messages. */
 #define KRPC_EXTRA_RECVS	KRPC_NR_CTRL
+/*
+ * Unsignaled SENDs not known complete at most, whatever the queue: each
+ * answered one keeps its request buffer until then (rdma_sctx.c).
+ */
+#define KRPC_UNSIG_MAX		32
 /* Credits a call, reply or one-way message leaves to control messages. */
 #define KRPC_CTRL_CREDITS	2
 /*
@@ -257,6 +262,10 @@ struct krpc_rx {
  * @mark_head:	oldest entry of @marks (index modulo @sq_size; wraps)
  * @mark_tail:	next free entry of @marks
  * @unsig:	contexts with an unsignaled SEND not known complete, by @useq
+ * @unsig_bufs:	request buffers of calls answered before their unsignaled
+ *		SEND was known complete, at [useq & @unsig_mask] until it is
+ *		(rdma_sctx.c); @unsig_max or more entries, a power of two
+ * @unsig_mask:	entries of @unsig_bufs less one
  * @last_rx:	jiffies of the last receive
  * @last_tx:	jiffies of the last send
  * @teardown_queued: teardown was queued
@@ -332,6 +341,8 @@ struct krpc_rdma_conn {
 	u32 mark_head;
 	u32 mark_tail;
 	struct list_head unsig;
+	struct krpc_buf **unsig_bufs;
+	u32 unsig_mask;
 	unsigned long last_rx;
 	unsigned long last_tx;
 	bool teardown_queued;
@@ -360,6 +371,7 @@ void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx);
 void krpc_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_done(struct ib_cq *cq, struct ib_wc *wc);
 void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx);
+void krpc_rdma_unsig_unhold_locked(struct krpc_rdma_conn *rc, u32 useq);
 void krpc_rdma_read_req_locked(struct krpc_rdma_conn *rc, struct krpc_req *req);
 void krpc_sctx_await_end_locked(struct krpc_sctx *sctx);
 bool krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,

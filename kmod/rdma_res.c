@@ -5,6 +5,7 @@
  * when it is set up and released in the canonical teardown order; plus the
  * keepalive timer and the refilling of receive buffers handed to callers.
  */
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <rdma/mr_pool.h>
 
@@ -357,13 +358,22 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	/*
 	 * Unsignaled SENDs (rdma.c) may hold a quarter of the queue, slots
 	 * that only a later signaled request returns: the sizing above
-	 * leaves the longest chain room beside them.
+	 * leaves the longest chain room beside them.  At most
+	 * KRPC_UNSIG_MAX: each may keep a pool buffer meanwhile.
 	 */
-	rc->unsig_max = krpc_param(unsignaled) ? rc->sq_size / 4 : 0;
+	rc->unsig_max = krpc_param(unsignaled) ?
+			min_t(u32, rc->sq_size / 4, KRPC_UNSIG_MAX) : 0;
 	rc->sge = kcalloc(rc->nr_sge, sizeof(*rc->sge), GFP_KERNEL);
 	rc->wr = kcalloc(rc->nr_wr, sizeof(*rc->wr), GFP_KERNEL);
 	rc->rx = kcalloc(rc->nr_recv, sizeof(*rc->rx), GFP_KERNEL);
 	rc->marks = kcalloc(rc->sq_size, sizeof(*rc->marks), GFP_KERNEL);
+	if (rc->unsig_max) {
+		rc->unsig_mask = roundup_pow_of_two(rc->unsig_max) - 1;
+		rc->unsig_bufs = kcalloc(rc->unsig_mask + 1,
+					 sizeof(*rc->unsig_bufs), GFP_KERNEL);
+		if (!rc->unsig_bufs)
+			return -ENOMEM;
+	}
 	if (conn->server)
 		rc->acks = kcalloc(depth, sizeof(*rc->acks), GFP_KERNEL);
 	else
@@ -531,6 +541,8 @@ void krpc_rdma_release_all(struct krpc_rdma_conn *rc)
 		list_del_init(&req->node);
 		krpc_req_free_locked(req);
 	}
+	for (i = 0; rc->unsig_bufs && i <= rc->unsig_mask; i++)
+		krpc_rdma_unsig_unhold_locked(rc, i);
 	krpc_conn_unlock(conn);
 }
 
@@ -564,6 +576,8 @@ void krpc_rdma_destroy_resources(struct krpc_rdma_conn *rc)
 	rc->rx = NULL;
 	kfree(rc->marks);
 	rc->marks = NULL;
+	kfree(rc->unsig_bufs);
+	rc->unsig_bufs = NULL;
 	kfree(rc->cancel_ids);
 	rc->cancel_ids = NULL;
 	kfree(rc->acks);

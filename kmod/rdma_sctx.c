@@ -142,6 +142,48 @@ void krpc_rdma_unsig_forget_locked(struct krpc_sctx *sctx)
 	list_del_init(&sctx->unode);
 }
 
+/*
+ * The reply to @sctx's call came before a completion said that its
+ * unsignaled SEND is done.  The reply says that the peer has the request,
+ * not that the device is done with it: a peer that withholds its ACK (or
+ * NAKs) makes the device send the request again, reading the payload
+ * buffer once more.  Refilled for another call, perhaps to another peer,
+ * the buffer would go to this one.  So the call completes, but its
+ * request buffer stays here until unsig_retire_locked() passes the SEND
+ * (as xprtrdma keeps a Send's pages until a completion covers it).  A
+ * buffer its owner takes back at the completion (a process's, ubuf.c)
+ * never goes unsignaled (rdma.c).
+ */
+static void unsig_hold_locked(struct krpc_sctx *sctx)
+{
+	struct krpc_rdma_conn *rc = sctx->rc;
+	struct krpc_call *call = sctx->call;
+	u32 i = sctx->useq & rc->unsig_mask;
+
+	if (call->req.type != KRPC_PL_BUF)
+		return;
+	if (WARN_ON_ONCE(rc->unsig_bufs[i]))
+		krpc_rdma_unsig_unhold_locked(rc, i);
+	rc->unsig_bufs[i] = call->req.buf;
+	call->req.buf = NULL;
+	call->req.type = KRPC_PL_NONE;
+	atomic64_inc(&krpc_stats.unsig_holds);
+	atomic64_inc(&krpc_stats.unsig_held);
+}
+
+/* The unsignaled SEND numbered @useq is done: its buffer may go. */
+void krpc_rdma_unsig_unhold_locked(struct krpc_rdma_conn *rc, u32 useq)
+{
+	struct krpc_buf **slot = &rc->unsig_bufs[useq & rc->unsig_mask];
+
+	lockdep_assert_held(&rc->conn->lock);
+	if (!*slot)
+		return;
+	krpc_buf_put(*slot);
+	*slot = NULL;
+	atomic64_dec(&krpc_stats.unsig_held);
+}
+
 static void client_progress_locked(struct krpc_sctx *sctx)
 {
 	struct krpc_call *call = sctx->call;
@@ -151,9 +193,11 @@ static void client_progress_locked(struct krpc_sctx *sctx)
 		krpc_call_result_locked(call, 0, 0, NULL);
 		krpc_call_replied_locked(call);
 	}
-	/* The reply says the request went out: no need to wait for it. */
-	if (sctx->replied)
+	/* Answered: the call need not wait for its SEND, its buffer may. */
+	if (sctx->replied && krpc_sctx_unsig(sctx)) {
+		unsig_hold_locked(sctx);
 		krpc_rdma_unsig_forget_locked(sctx);
+	}
 	if (!sctx->released) {
 		if (!sctx->replied && !sctx->aborted)
 			return;
@@ -219,12 +263,16 @@ void krpc_rdma_sctx_progress_locked(struct krpc_sctx *sctx)
 
 /*
  * Every unsignaled SEND numbered below @upto completed: their slots come
- * back, and calls cancelled before their reply give back their buffers.
+ * back, answered calls' request buffers go back to their pools, and calls
+ * cancelled before their reply give back their buffers.
  */
 static void unsig_retire_locked(struct krpc_rdma_conn *rc, u32 upto)
 {
 	struct krpc_sctx *sctx;
+	u32 u;
 
+	for (u = rc->unsig_done; u != upto; u++)
+		krpc_rdma_unsig_unhold_locked(rc, u);
 	rc->sq_avail += upto - rc->unsig_done;
 	rc->unsig_done = upto;
 	while ((sctx = list_first_entry_or_null(&rc->unsig, struct krpc_sctx,

@@ -144,14 +144,26 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 	# A client's eager requests go in unsignaled SENDs (parameter
 	# unsignaled=1): per echo, both sides here, the two receives and the
 	# reply's SEND complete, the request's SEND does not.  With 0, four.
+	# The reply comes before any completion says such a SEND is done, so
+	# each answered call leaves its request buffer with the transport
+	# (unsig_holds) until one does: the next signaled request's, or the
+	# idle client's keepalive's (a keepalive between a request and its
+	# reply would free that one sooner: hence "2 fewer" at most).
 	u0=$(krpc_stat conn_unsignaled)
 	r0=$(rpc_reaped)
+	h0=$(krpc_stat unsig_holds)
 	rpc_check "echo 64 B x 200" krpc_test echo 64 200
 	u1=$(krpc_stat conn_unsignaled)
 	r1=$(rpc_reaped)
-	log "200 echoes of 64 B: conn_unsignaled +$((u1 - u0)), reaped +$((r1 - r0))"
+	h1=$(krpc_stat unsig_holds)
+	log "200 echoes of 64 B: conn_unsignaled +$((u1 - u0)), reaped +$((r1 - r0)), unsig_holds +$((h1 - h0))"
 	ktap_check "200 echoes of 64 B: at least 190 requests unsignaled" \
 		test $((u1 - u0)) -ge 190
+	ktap_check "200 echoes of 64 B: the answered unsignaled requests' buffers kept past the reply" \
+		test $((h1 - h0)) -ge $((u1 - u0 - 2)) -a $((h1 - h0)) -le $((u1 - u0))
+	unsig_none() { [ "$(krpc_stat unsig_held)" = 0 ]; }
+	ktap_check "idle client: its keepalive's completion gives every kept buffer back" \
+		wait_for $((3 * RPC_SLOW)) unsig_none
 	rpc_check "client disconnects (for unsignaled=0)" krpc_test disconnect
 	echo 0 > /sys/module/krpc/parameters/unsignaled
 	rpc_check "client connects, unsignaled=0" \
@@ -164,6 +176,8 @@ if [ "$KRPC_TRANSPORT" = rdma ]; then
 	echo 1 > /sys/module/krpc/parameters/unsignaled
 	log "200 echoes of 64 B, unsignaled=0: conn_unsignaled +$((u3 - u2)), reaped +$((r3 - r2))"
 	ktap_check "unsignaled=0: no request unsignaled" test "$u3" = "$u2"
+	ktap_check "unsignaled=0: no buffer kept past its reply" \
+		test "$(krpc_stat unsig_holds)" = "$h1"
 	if [ "${KRPC_CQ_SHARED:-0}" != 1 ]; then
 		ktap_check "200 echoes of 64 B: at most 650 completions (3 per echo, and control messages)" \
 			test $((r1 - r0)) -le 650

@@ -219,7 +219,7 @@ rpc_rxe_rnr() {
 # Leak audit once every client and server is gone.
 rpc_assert_idle() {
 	local bad=0 s
-	for s in conns_open calls_live reqs_live; do
+	for s in conns_open calls_live reqs_live unsig_held; do
 		if [ "$(krpc_stat $s)" != 0 ]; then
 			log "$s is $(krpc_stat $s)"
 			bad=1
