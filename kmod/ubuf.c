@@ -390,6 +390,50 @@ void krpc_upool_put(struct krpc_upool *up)
 	krpc_uobj_put(&up->obj);
 }
 
+/**
+ * krpc_upool_use() - a connection or server being created takes its pool
+ * @kf:		the file
+ * @handle:	pool handle from userspace, unchecked
+ *
+ * The user is counted under up->lock, where KRPC_IOC_POOL_DESTROY checks
+ * the count and marks the pool dead: a pool is either destroyed or used,
+ * never both.
+ *
+ * Context: any context.
+ * Return: the pool, referenced (krpc_upool_put() when the user is freed)
+ * and counted (krpc_upool_unuse() when it is shut down), or NULL: no pool
+ * of @kf has @handle, or it is being destroyed.
+ */
+struct krpc_upool *krpc_upool_use(struct krpc_file *kf, u32 handle)
+{
+	struct krpc_upool *up = krpc_upool_get(kf, handle);
+	unsigned long flags;
+	bool dead;
+
+	if (!up)
+		return NULL;
+	spin_lock_irqsave(&up->lock, flags);
+	dead = up->dead;
+	if (!dead)
+		atomic_inc(&up->users);
+	spin_unlock_irqrestore(&up->lock, flags);
+	if (dead) {
+		krpc_upool_put(up);
+		return NULL;
+	}
+	return up;
+}
+
+/*
+ * The user is shut down: it no longer holds the pool's destruction back,
+ * although commands still referencing it keep @up allocated.  Exactly once
+ * per krpc_upool_use().  Context: any context.
+ */
+void krpc_upool_unuse(struct krpc_upool *up)
+{
+	WARN_ON_ONCE(atomic_dec_return(&up->users) < 0);
+}
+
 static struct udev *udev_find(const char *name)
 {
 	struct udev *d;
@@ -590,11 +634,18 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 	return 0;
 }
 
+/*
+ * KRPC_IOC_POOL_DESTROY.  The check for users and the mark that keeps new
+ * ones away are one step under up->lock (krpc_upool_use()); only the
+ * caller that marked the pool removes its handle.  Context: process
+ * context (ioctl).
+ */
 long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg)
 {
 	struct krpc_handle_arg ha;
 	struct krpc_upool *up;
 	struct krpc_uobj *obj;
+	unsigned long flags;
 	u32 usize;
 	int ret;
 
@@ -607,7 +658,14 @@ long krpc_upool_destroy_ioctl(struct krpc_file *kf, void __user *arg)
 	up = krpc_upool_get(kf, ha.handle);
 	if (!up)
 		return -EBADF;
-	ret = atomic_read(&up->users) ? -EBUSY : 0;
+	spin_lock_irqsave(&up->lock, flags);
+	if (up->dead)
+		ret = -EBADF;		/* another DESTROY is removing it */
+	else if (atomic_read(&up->users))
+		ret = -EBUSY;
+	else
+		up->dead = true;
+	spin_unlock_irqrestore(&up->lock, flags);
 	krpc_upool_put(up);
 	if (ret)
 		return ret;

@@ -235,19 +235,22 @@ int krpc_uaddr_parse(const struct krpc_addr *a, struct sockaddr_storage *ss)
 /* ---------------------------------------------------------------------- */
 /* Connections */
 
+/* The pool's use ended at shutdown; its reference goes with the object. */
 static void uconn_free(struct krpc_uobj *obj)
 {
 	struct krpc_uconn *uconn = container_of(obj, struct krpc_uconn, obj);
 
 	WARN_ON_ONCE(uconn->clnt || !list_empty(&uconn->calls));
-	atomic_dec(&uconn->up->users);
 	krpc_upool_put(uconn->up);
 	kfree_rcu(uconn, obj.rcu);
 }
 
 /*
  * Close: no new call can start, every call completes (-ESHUTDOWN), the
- * connection is gone.  Context: process context, sleeps.
+ * connection is gone and no longer uses its pool, although commands whose
+ * completion has not been posted yet still hold the object.  Runs once
+ * per connection that got a handle, from uobj_close() (KRPC_IOC_CLOSE or
+ * the file's release).  Context: process context, sleeps.
  */
 void krpc_uconn_shutdown(struct krpc_uconn *uconn)
 {
@@ -257,6 +260,7 @@ void krpc_uconn_shutdown(struct krpc_uconn *uconn)
 	if (uconn->clnt)
 		krpc_client_destroy(uconn->clnt);
 	uconn->clnt = NULL;
+	krpc_upool_unuse(uconn->up);
 }
 
 static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
@@ -287,16 +291,15 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	if (nonblock)
 		return -EAGAIN;
 
-	up = krpc_upool_get(kf, c->pool);
+	up = krpc_upool_use(kf, c->pool);
 	if (!up)
 		return -EBADF;
 	uconn = kzalloc(sizeof(*uconn), GFP_KERNEL_ACCOUNT);
 	if (!uconn) {
-		krpc_upool_put(up);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out_unuse;
 	}
 	uconn->up = up;
-	atomic_inc(&up->users);
 	spin_lock_init(&uconn->lock);
 	INIT_LIST_HEAD(&uconn->calls);
 	atomic_set(&uconn->active, 1);
@@ -330,9 +333,10 @@ static int cmd_connect(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	return handle;
 
 out_free:
-	atomic_dec(&up->users);
-	krpc_upool_put(up);
 	kfree(uconn);
+out_unuse:
+	krpc_upool_unuse(up);
+	krpc_upool_put(up);
 	return ret;
 }
 
@@ -458,15 +462,25 @@ out_take_back:
 	return ret;
 }
 
+/*
+ * Every call in flight with the tag.  The matching calls move to a list of
+ * our own in one pass under uconn->lock; then each goes back to
+ * uconn->calls, referenced, and is cancelled without the lock (its done
+ * callback may run right inside krpc_call_cancel() and take it).  Either
+ * list is under uconn->lock, so ucall_done() unlinks a call that completes
+ * meanwhile from whichever holds it, and each call is tried once: a
+ * cancelled one stays listed until its done callback runs, and a rescan
+ * would find it again (-EALREADY) instead of the calls after it.
+ */
 static int cmd_cancel(struct krpc_ucmd *uc, const void *p, bool nonblock,
 		      u64 *res2)
 {
 	const struct krpc_cmd_cancel *c = p;
-	struct krpc_ucmd *batch[16], *t;
+	struct krpc_ucmd *t, *tmp;
 	struct krpc_uconn *uconn;
-	unsigned int n = 0, i;
 	unsigned long flags;
 	int cancelled = 0;
+	LIST_HEAD(todo);
 
 	if (c->flags || !reserved_zero(c->reserved, 2))
 		return -EINVAL;
@@ -474,19 +488,24 @@ static int cmd_cancel(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	if (!uconn)
 		return -EBADF;
 	spin_lock_irqsave(&uconn->lock, flags);
-	list_for_each_entry(t, &uconn->calls, call.node) {
-		if (t->call.tag != c->tag || !t->call.call)
-			continue;
-		kref_get(&t->ref);
-		batch[n++] = t;
-		if (n == ARRAY_SIZE(batch))
-			break;
-	}
+	list_for_each_entry_safe(t, tmp, &uconn->calls, call.node)
+		if (t->call.tag == c->tag && t->call.call)
+			list_move_tail(&t->call.node, &todo);
 	spin_unlock_irqrestore(&uconn->lock, flags);
-	for (i = 0; i < n; i++) {
-		if (!krpc_call_cancel(batch[i]->call.call))
+	for (;;) {
+		spin_lock_irqsave(&uconn->lock, flags);
+		t = list_first_entry_or_null(&todo, struct krpc_ucmd,
+					     call.node);
+		if (t) {
+			list_move_tail(&t->call.node, &uconn->calls);
+			kref_get(&t->ref);
+		}
+		spin_unlock_irqrestore(&uconn->lock, flags);
+		if (!t)
+			break;
+		if (!krpc_call_cancel(t->call.call))
 			cancelled++;
-		krpc_ucmd_put(batch[i]);
+		krpc_ucmd_put(t);
 	}
 	krpc_uobj_put(&uconn->obj);
 	return cancelled ? cancelled : -ENOENT;

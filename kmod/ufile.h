@@ -26,7 +26,8 @@
  *   krpc_userver.lock		slots, pending requests
  *   krpc_upool.lock		buffer states (keep() drops it before it
  *				tells a slot, so never held around the
- *				userver lock)
+ *				userver lock); a pool's users against its
+ *				destruction
  *   krpc_uconn.lock		calls in flight (for CANCEL)
  *   krpc_file.parked_lock	parked commands; exactly-once completion
  *   krpc_file.cq_lock		the file's completion queues
@@ -171,13 +172,15 @@ struct krpc_uslot;
  * @count:	buffers of both sizes
  * @nr_pages:	pages of the mapping
  * @pages:	every page, in mapping order
- * @lock:	@state, @waiter
+ * @lock:	@state, @waiter, @dead; taking a user (krpc_upool_use())
  * @state:	UB_* per buffer
  * @waiter:	UB_TX buffers of a server reply: the slot to tell
- * @users:	connections and servers using the pool (destroy is -EBUSY)
+ * @users:	connections and servers using the pool, from their creation
+ *		to their shutdown (destroy is -EBUSY); goes up only under
+ *		@lock and while not @dead
  * @user:	charged user (locked_vm), referenced
  * @charged:	pages charged to @user
- * @dead:	pool handle closed
+ * @dead:	KRPC_IOC_POOL_DESTROY won: the handle is going, no new user
  * @kdev_node:	entry in the pool list of the RDMA device
  */
 struct krpc_upool {
@@ -208,6 +211,8 @@ long krpc_ubuf_alloc_ioctl(struct krpc_file *kf, void __user *arg,
 int krpc_upool_mmap(struct krpc_upool *up, struct vm_area_struct *vma);
 struct krpc_upool *krpc_upool_get(struct krpc_file *kf, u32 handle);
 void krpc_upool_put(struct krpc_upool *up);
+struct krpc_upool *krpc_upool_use(struct krpc_file *kf, u32 handle);
+void krpc_upool_unuse(struct krpc_upool *up);
 struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
 				     u32 off, u32 len,
 				     struct krpc_uslot *waiter, int *err);
@@ -301,9 +306,11 @@ static inline u64 krpc_res2(u32 buf, u32 flags, u32 off)
 /**
  * struct krpc_uconn - a client connection made by a process
  * @obj:	handle
- * @up:		its pool (referenced, counted in up->users)
+ * @up:		its pool (referenced until freed; counted in up->users
+ *		until shut down)
  * @clnt:	the krpc client
- * @lock:	@calls
+ * @lock:	@calls, krpc_ucmd.call.node and .listed of its calls (also
+ *		while a CANCEL holds them on a list of its own)
  * @calls:	CALL commands in flight (krpc_ucmd.call.node)
  * @active:	1 + submitters using @clnt; shutdown drops the 1 and waits
  *		for 0 before it destroys @clnt

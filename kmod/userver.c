@@ -66,7 +66,8 @@ struct upending {
 /**
  * struct krpc_userver - a server of a process
  * @obj:	handle (first member: ufile.c casts)
- * @up:		pool of its connections (referenced, counted in up->users)
+ * @up:		pool of its connections (referenced until freed; counted in
+ *		up->users until shut down)
  * @srv:	the krpc server, until shutdown
  * @lock:	everything below
  * @dying:	shutdown started: no FETCH, requests are refused
@@ -318,7 +319,11 @@ out_unlock:
 /*
  * Close: fail waiting FETCHes, answer every request held or pending with
  * -ESHUTDOWN, then destroy the server (which waits for the replies in
- * flight).  Context: process context, sleeps.
+ * flight); the pool is no longer used, although commands whose completion
+ * has not been posted yet still hold the object.  Runs once per server:
+ * from uobj_close() (KRPC_IOC_CLOSE or the file's release) once it has a
+ * handle, on the error paths of KRPC_IOC_LISTEN before (also when no
+ * krpc server was made).  Context: process context, sleeps.
  */
 void krpc_userver_shutdown(struct krpc_userver *us)
 {
@@ -371,8 +376,10 @@ void krpc_userver_shutdown(struct krpc_userver *us)
 	if (us->srv)
 		krpc_server_destroy(us->srv);
 	us->srv = NULL;
+	krpc_upool_unuse(us->up);
 }
 
+/* The pool's use ended at shutdown; its reference goes with the object. */
 static void userver_free(struct krpc_uobj *obj)
 {
 	struct krpc_userver *us = (struct krpc_userver *)obj;
@@ -380,7 +387,6 @@ static void userver_free(struct krpc_uobj *obj)
 	WARN_ON_ONCE(us->srv || !list_empty(&us->pending));
 	krpc_umem_free(us->desc, us->desc_len);
 	kvfree(us->slots);
-	atomic_dec(&us->up->users);
 	krpc_upool_put(us->up);
 	kfree_rcu(us, obj.rcu);
 }
@@ -465,15 +471,15 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 		if (methods[i] >= KRPC_METHOD_RESERVED)
 			return -EINVAL;
 
-	up = krpc_upool_get(kf, l.pool);
+	up = krpc_upool_use(kf, l.pool);
 	if (!up)
 		return -EBADF;
 	us = userver_alloc(up, l.nr_slots);
 	if (!us) {
+		krpc_upool_unuse(up);
 		krpc_upool_put(up);
 		return -ENOMEM;
 	}
-	atomic_inc(&up->users);
 	opts.net = kf->net;
 	opts.depth = l.depth;
 	opts.pool = up->pool;
@@ -482,7 +488,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 	if (IS_ERR(us->srv)) {
 		ret = PTR_ERR(us->srv);
 		us->srv = NULL;
-		goto out_free;
+		goto out_shutdown;	/* only the pool's use to end */
 	}
 	for (i = 0; i < l.nr_methods; i++) {
 		ret = krpc_server_register(us->srv, methods[i], uhandler, us,
@@ -513,7 +519,6 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 
 out_shutdown:
 	krpc_userver_shutdown(us);
-out_free:
 	userver_free(&us->obj);
 	return ret;
 }

@@ -449,6 +449,138 @@ TEST_F(abi, pool_in_use_cannot_be_destroyed)
 	EXPECT_EQ(EBUSY, errno);
 }
 
+/* Calls of one tag: more than one batch of 16. */
+#define TAGGED		40
+#define TAGGED_UD	100	/* user_data of the first */
+#define WINDOW		8	/* the fixture's depth */
+
+/*
+ * KRPC_CMD_CANCEL cancels every call in flight with its tag and answers
+ * how many: 40 calls, all -ECANCELED.  A second CANCEL right after finds
+ * none left (-ENOENT: the cancelled ones still on their way out do not
+ * count).  The calls wait behind a window that held calls
+ * of another tag fill: a cancelled call that was sent holds its slot until
+ * the server answers, and half the window held so resets the connection
+ * (rpc.c), which would end the calls with another error.  The other tag's
+ * calls are untouched: they end with -ESHUTDOWN at the CLOSE.
+ */
+TEST_F(abi, cancel_reaches_every_call_with_the_tag)
+{
+	struct krpc_cmd_call call = { .conn = self->c.conn, .method = M_HOLD,
+				      .buf = KRPC_BUF_NONE, .tag = 10 };
+	struct krpc_cmd_cancel cn = { .conn = self->c.conn, .tag = 9 };
+	struct __kernel_timespec ts = { .tv_sec = 5 };
+	struct io_uring *ring = self->c.k.ring;
+	struct io_uring_cqe *cqe;
+	int i, cancelled = 0, cancels = 0;
+
+	for (i = 0; i < WINDOW; i++)
+		krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CALL,
+			      &call, sizeof(call), 10 + i);
+	call.tag = 9;
+	for (i = 0; i < TAGGED; i++)
+		krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CALL,
+			      &call, sizeof(call), TAGGED_UD + i);
+	ASSERT_EQ(WINDOW + TAGGED, io_uring_submit(ring));
+	krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CANCEL,
+		      &cn, sizeof(cn), 1);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CANCEL,
+		      &cn, sizeof(cn), 2);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	for (i = 0; i < TAGGED + 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(ring, &cqe, &ts))
+			TH_LOG("%d of %d completions", i, TAGGED + 2);
+		if (cqe->user_data == 1) {
+			EXPECT_EQ(TAGGED, cqe->res);
+			cancels++;
+		} else if (cqe->user_data == 2) {
+			EXPECT_EQ(-ENOENT, cqe->res);
+			cancels++;
+		} else {
+			EXPECT_LE(TAGGED_UD, cqe->user_data);
+			EXPECT_GT(TAGGED_UD + TAGGED, cqe->user_data);
+			EXPECT_EQ(-ECANCELED, cqe->res);
+			cancelled++;
+		}
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(2, cancels);
+	EXPECT_EQ(TAGGED, cancelled);
+
+	ASSERT_EQ(0, krpc_close_handle(self->c.k.fd, self->c.conn));
+	self->c.conn = 0;
+	for (i = 0; i < WINDOW; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(ring, &cqe, &ts));
+		EXPECT_LE(10, cqe->user_data);
+		EXPECT_GT(10 + WINDOW, cqe->user_data);
+		EXPECT_EQ(-ESHUTDOWN, cqe->res);
+		io_uring_cqe_seen(ring, cqe);
+	}
+}
+
+/*
+ * A pool is in use from its connection's CONNECT (its server's LISTEN)
+ * to that object's CLOSE, not until the commands on it have posted their
+ * completions: on a DEFER_TASKRUN ring those wait for the next
+ * io_uring_enter(GETEVENTS), and an ioctl runs none.  With two held calls
+ * and two FETCHes parked, POOL_DESTROY is -EBUSY while the connection or
+ * the server is open, and 0 right after both CLOSEs, before any
+ * completion is reaped.  The commands then
+ * complete with -ESHUTDOWN, each once.
+ */
+TEST_F(abi, pool_free_once_its_users_are_closed)
+{
+	struct krpc_cmd_call hold = { .method = M_HOLD, .buf = KRPC_BUF_NONE };
+	struct __kernel_timespec ts = { .tv_sec = 5 };
+	struct io_uring_cqe *cqe;
+	struct krpc_pool pool;
+	struct sockaddr_in sin;
+	struct krpc_srv srv;
+	uint32_t m = M_ECHO;
+	int i, conn, calls = 0, fetches = 0;
+	struct krpc k2;
+
+	ASSERT_EQ(0, krpc_open(&k2, 16, KRPC_RING_DEFER));
+	ASSERT_EQ(0, lib_pool_create(k2.fd, 32, &pool));
+	conn = lib_connect(&k2, &pool, TEST_ADDR, PORT, 4, env_transport(),
+			   0, NULL);
+	ASSERT_LT(0, conn);
+	sin_of(&sin, "0.0.0.0", PORT + 52);
+	ASSERT_EQ(0, krpc_listen(k2.fd, &pool, (struct sockaddr *)&sin,
+				 sizeof(sin), 2, &m, 1, &srv));
+	hold.conn = conn;
+	for (i = 0; i < 2; i++) {
+		krpc_prep_cmd(&k2, io_uring_get_sqe(k2.ring), KRPC_CMD_CALL,
+			      &hold, sizeof(hold), 10 + i);
+		krpc_prep_fetch(&k2, io_uring_get_sqe(k2.ring), srv.handle, i,
+				20 + i);
+	}
+	ASSERT_EQ(4, io_uring_submit(k2.ring));
+
+	EXPECT_EQ(-EBUSY, krpc_pool_destroy(k2.fd, &pool));
+	ASSERT_EQ(0, krpc_close_handle(k2.fd, conn));
+	EXPECT_EQ(-EBUSY, krpc_pool_destroy(k2.fd, &pool));	/* the server */
+	ASSERT_EQ(0, krpc_srv_close(k2.fd, &srv));
+	EXPECT_EQ(0, krpc_pool_destroy(k2.fd, &pool));
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(k2.ring, &cqe, &ts))
+			TH_LOG("%d of 4 completions", i);
+		EXPECT_EQ(-ESHUTDOWN, cqe->res);
+		if (cqe->user_data == 10 || cqe->user_data == 11)
+			calls++;
+		else if (cqe->user_data == 20 || cqe->user_data == 21)
+			fetches++;
+		io_uring_cqe_seen(k2.ring, cqe);
+	}
+	EXPECT_EQ(2, calls);
+	EXPECT_EQ(2, fetches);
+	if (pool.base)		/* the destroy failed: still mapped */
+		munmap(pool.base, pool.length);
+	krpc_close(&k2);
+}
+
 static int connect_rdma(struct echo_clnt *c, struct krpc_pool *pool,
 			uint16_t port, uint32_t depth)
 {
