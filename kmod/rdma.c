@@ -102,8 +102,10 @@ void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 
 	lockdep_assert_held(&conn->lock);
 	if (rc->live)
-		pr_err("conn %u: %s completion: %s (vendor %#x)\n", conn->id,
-		       what, ib_wc_status_msg(wc->status), wc->vendor_err);
+		pr_err_ratelimited("conn %u: %s completion: %s (vendor %#x)\n",
+				   conn->id, what,
+				   ib_wc_status_msg(wc->status),
+				   wc->vendor_err);
 	if (rc->live || conn->state != KRPC_CONN_CONNECTING)
 		krpc_rdma_fail_locked(rc, -ECONNRESET);
 }

@@ -294,6 +294,10 @@ static int rx_process(struct krpc_rdma_conn *rc, struct rx_msg *m,
 		return bad(m, "message type not for this side");
 	if (hdr->flags & ~d->flags)
 		return bad(m, "flags not allowed for the type");
+	if ((hdr->flags & (KRPC_WF_RDV_REQ | KRPC_WF_RDV_REPLY |
+			   KRPC_WF_WRITTEN)) &&
+	    !(rc->features & KRPC_WFEAT_RDV))
+		return bad(m, "rendezvous without the feature");
 	if (hdr->reserved)
 		return bad(m, "reserved field set");
 	if (!(hdr->flags & KRPC_WF_RDV_REQ) &&
@@ -347,12 +351,12 @@ static void recv_one_locked(struct krpc_rdma_conn *rc, struct krpc_rx *rx,
 	if (ret) {
 		if (m.why) {
 			atomic64_inc(&krpc_stats.protocol_errors);
-			pr_err("conn %u: protocol error from %pISpc: %s (type %u, call %#llx); closing\n",
-			       conn->id, &conn->peer, m.why,
-			       m.hdr ? m.hdr->type : 0, m.call_id);
+			pr_err_ratelimited("conn %u: protocol error from %pISpc: %s (type %u, call %#llx); closing\n",
+					   conn->id, &conn->peer, m.why,
+					   m.hdr ? m.hdr->type : 0, m.call_id);
 		} else {
-			pr_err("conn %u: cannot process a message: %d; closing\n",
-			       conn->id, ret);
+			pr_err_ratelimited("conn %u: cannot process a message: %d; closing\n",
+					   conn->id, ret);
 		}
 		krpc_rdma_fail_locked(rc, ret);
 		return;

@@ -29,12 +29,14 @@
  *			(credits2: 2 credits, fewer than a call or reply
  *			leaves to control messages)
  *
- *   short, badtype, wrongside, badflags, reserved, strayregion, oversize,
- *   lenmismatch, credits, slot, busyslot, rdvinline, rdvzero, rdvwrap,
- *   rdvlen, ctrlfields, kacallid
+ *   short, badtype, wrongside, badflags, rdvnofeat, reserved, strayregion,
+ *   oversize, lenmismatch, credits, slot, busyslot, rdvinline, rdvzero,
+ *   rdvwrap, rdvlen, ctrlfields, kacallid
  *			one message that fails a check of the validation
  *			order (rpc_rdma_peer.sh lists the reason each must
  *			be logged with): the server closes the connection
+ *			(rdvnofeat: a reply region although the connect
+ *			request offered no KRPC_WFEAT_RDV)
  *   cancelreuse	a client that reuses a slot before its CANCEL was
  *			answered (depth 1, the fewest credits krpc takes,
  *			3, and receives never reposted, so once those are
@@ -792,6 +794,11 @@ static int do_bad(struct peer *p, const char *mode)
 		h.type = T_ONEWAY;
 		h.flags = F_RDV_REPLY;
 		set_rdv(p, &h.rep, 1, RDV_LEN);
+	} else if (!strcmp(mode, "rdvnofeat")) {
+		if (le64toh(p->ans.features) & FEAT_RDV)
+			return fail("%s", "rendezvous granted, not asked for");
+		h.flags = F_RDV_REPLY;
+		set_rdv(p, &h.rep, 1, RDV_LEN);
 	} else if (!strcmp(mode, "reserved")) {
 		h.reserved = htole64(1);
 	} else if (!strcmp(mode, "strayregion")) {
@@ -984,6 +991,8 @@ int main(int argc, char **argv)
 		if (!strcmp(mode, reject_modes[i]))
 			break;
 	req_init(&c);
+	if (!strcmp(mode, "rdvnofeat"))
+		c.features = htole64(FEAT_CANCEL_ACK);
 	if (i < ARRAY_SIZE(reject_modes)) {
 		ret = do_reject(&p, mode);
 	} else if (!strcmp(mode, "cancelreuse")) {

@@ -113,6 +113,7 @@ short		message shorter than the header
 badtype		unknown message type
 wrongside	message type not for this side
 badflags	flags not allowed for the type
+rdvnofeat	rendezvous without the feature
 reserved	reserved field set
 strayregion	reply region without its flag
 oversize	payload longer than the negotiated maximum
