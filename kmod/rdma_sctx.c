@@ -163,7 +163,7 @@ static void unsig_hold_locked(struct krpc_sctx *sctx)
 	if (call->req.type != KRPC_PL_BUF)
 		return;
 	if (WARN_ON_ONCE(rc->unsig_bufs[i]))
-		krpc_rdma_unsig_unhold_locked(rc, i);
+		krpc_rdma_unsig_unhold_locked(rc, sctx->useq);
 	rc->unsig_bufs[i] = call->req.buf;
 	call->req.buf = NULL;
 	call->req.type = KRPC_PL_NONE;

@@ -480,7 +480,7 @@ static int cmd_cancel(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	struct krpc_uconn *uconn;
 	unsigned long flags;
 	int cancelled = 0;
-	LIST_HEAD(todo);
+	LIST_HEAD(picked);
 
 	if (c->flags || !reserved_zero(c->reserved, 2))
 		return -EINVAL;
@@ -490,11 +490,11 @@ static int cmd_cancel(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	spin_lock_irqsave(&uconn->lock, flags);
 	list_for_each_entry_safe(t, tmp, &uconn->calls, call.node)
 		if (t->call.tag == c->tag && t->call.call)
-			list_move_tail(&t->call.node, &todo);
+			list_move_tail(&t->call.node, &picked);
 	spin_unlock_irqrestore(&uconn->lock, flags);
 	for (;;) {
 		spin_lock_irqsave(&uconn->lock, flags);
-		t = list_first_entry_or_null(&todo, struct krpc_ucmd,
+		t = list_first_entry_or_null(&picked, struct krpc_ucmd,
 					     call.node);
 		if (t) {
 			list_move_tail(&t->call.node, &uconn->calls);
