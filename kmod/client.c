@@ -242,8 +242,8 @@ struct krpc_client *krpc_client_create(const struct krpc_client_opts *opts)
 			 &krpc_tcp_ops : &krpc_rdma_ops, net, depth, cq_poll);
 	if (IS_ERR(conn) && transport == KRPC_XPRT_AUTO &&
 	    may_fall_back(PTR_ERR(conn))) {
-		pr_info("%pISpc: RDMA connect failed (%ld), trying TCP\n",
-			&opts->addr, PTR_ERR(conn));
+		pr_info_ratelimited("%pISpc: RDMA connect failed (%ld), trying TCP\n",
+				    &opts->addr, PTR_ERR(conn));
 		atomic64_inc(&krpc_stats.tcp_fallbacks);
 		conn = conn_open(clnt, opts, &krpc_tcp_ops, net, depth,
 				 cq_poll);

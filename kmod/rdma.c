@@ -363,7 +363,8 @@ static int post_req_locked(struct krpc_rdma_conn *rc, struct krpc_sctx *sctx)
 	return 0;
 
 out_fail:
-	pr_err("conn %u: cannot map a rendezvous region: %d\n", conn->id, ret);
+	pr_err_ratelimited("conn %u: cannot map a rendezvous region: %d\n",
+			   conn->id, ret);
 	krpc_rdma_fail_locked(rc, -EIO);
 	return ret;
 }

@@ -32,8 +32,9 @@ static void ka_tick(struct timer_list *t)
 		goto out;
 	if (time_after(now, rc->last_rx +
 		       msecs_to_jiffies(krpc_param(ka_timeout_ms)))) {
-		pr_warn("conn %u: nothing received for %u ms, peer is dead\n",
-			rc->conn->id, jiffies_to_msecs(now - rc->last_rx));
+		pr_warn_ratelimited("conn %u: nothing received for %u ms, peer is dead\n",
+				    rc->conn->id,
+				    jiffies_to_msecs(now - rc->last_rx));
 		krpc_rdma_fail_locked(rc, -ETIMEDOUT);
 		goto out;
 	}
@@ -248,8 +249,8 @@ static void qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_SQ_DRAINED:
 		break;
 	default:
-		pr_err("conn %u: QP event %s\n", rc->conn->id,
-		       ib_event_msg(ev->event));
+		pr_err_ratelimited("conn %u: QP event %s\n", rc->conn->id,
+				   ib_event_msg(ev->event));
 		queue_work(krpc_wq, &rc->qp_err_work);
 		break;
 	}

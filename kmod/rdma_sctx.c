@@ -122,9 +122,9 @@ bool krpc_rdma_await_expire_locked(struct krpc_rdma_conn *rc,
 		sctx = &rc->sctx[i];
 		if (!sctx->await_ack || time_before(now, sctx->abort_at + tmo))
 			continue;
-		pr_warn("conn %u: cancel of call %#llx not answered in %u ms, resetting\n",
-			rc->conn->id, sctx->call->id,
-			jiffies_to_msecs(now - sctx->abort_at));
+		pr_warn_ratelimited("conn %u: cancel of call %#llx not answered in %u ms, resetting\n",
+				    rc->conn->id, sctx->call->id,
+				    jiffies_to_msecs(now - sctx->abort_at));
 		atomic64_inc(&krpc_stats.cancel_unanswered);
 		krpc_rdma_fail_locked(rc, -ETIMEDOUT);
 		return true;

@@ -258,8 +258,8 @@ static void call_abort_locked(struct krpc_call *call, int err)
 	 * reset the connection rather than let every later call time out.
 	 */
 	if (conn->zombies >= DIV_ROUND_UP(conn->depth, 2)) {
-		pr_warn("conn %u: %u calls abandoned without reply, resetting\n",
-			conn->id, conn->zombies);
+		pr_warn_ratelimited("conn %u: %u calls abandoned without reply, resetting\n",
+				    conn->id, conn->zombies);
 		conn->reset = -ETIMEDOUT;
 	}
 }

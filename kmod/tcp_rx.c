@@ -176,9 +176,9 @@ static void hello_client_locked(struct krpc_tcp_conn *tc)
 	ret = hello_parse(tc->rx_head, &v, &reason, &value);
 	if (!ret && v.reject) {
 		/* Counted by the side that refused, as over RDMA. */
-		pr_info("conn %u: %pISpc rejected the handshake: %s (value %u)\n",
-			conn->id, &conn->peer, krpc_wire_reject_name(v.reject),
-			v.value);
+		pr_info_ratelimited("conn %u: %pISpc rejected the handshake: %s (value %u)\n",
+				    conn->id, &conn->peer,
+				    krpc_wire_reject_name(v.reject), v.value);
 		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
 		return;
 	}

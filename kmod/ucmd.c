@@ -152,7 +152,8 @@ bool krpc_ucmd_finish(struct krpc_ucmd *uc, s32 res, u64 res2)
  * cancelled (-ECANCELED once the transport let go of its buffers); a FETCH
  * completes with -ECANCELED; a reply completes when its buffer is back.
  *
- * Context: process context, no locks held.
+ * Context: process context, none of krpc's locks held; the io_uring cancel
+ * hook calls it under the ring's uring_lock (6.7 and later).
  */
 void krpc_ucmd_cancel(struct krpc_ucmd *uc)
 {
@@ -454,7 +455,11 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	spin_unlock_irqrestore(&uconn->lock, flags);
 	if (!ret)
 		return -EIOCBQUEUED;
-	/* Nothing was sent, the done callback never runs: ours again. */
+	/*
+	 * Nothing was sent, the done callback never runs: ours again.  Only
+	 * that callback finishes a call, so this claim cannot lose; it takes
+	 * the command off the parked list before the caller completes it.
+	 */
 	ucmd_claim(uc);
 out_take_back:
 	if (buf)

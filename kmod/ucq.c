@@ -302,7 +302,14 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 	cc.size = min_t(u32, usize, sizeof(cc));
 	cc.mmap_offset = (u64)cc.handle << 32;
 	if (copy_to_user(arg, &cc, cc.size)) {
-		/* The handle is live: CLOSE or release reclaims it. */
+		/* The handle exists; the caller cannot know it: undo. */
+		struct krpc_uobj *obj = krpc_uobj_remove(kf, cc.handle,
+							 KRPC_UOBJ_CQ);
+
+		if (obj) {
+			krpc_ucq_close(obj);
+			krpc_uobj_put(obj);
+		}
 		return -EFAULT;
 	}
 	return 0;

@@ -139,7 +139,7 @@ TEST_F(ucq, create_and_mmap_are_validated)
 	int fd = self->c.k.fd, i, n;
 	struct krpc_info info;
 	struct krpc_cq many[KRPC_CQS_MAX];
-	void *p;
+	void *p, *ro;
 
 	ASSERT_EQ(0, krpc_dev_info(fd, &info));
 	EXPECT_TRUE(info.features & KRPC_FEAT_CQ);
@@ -197,6 +197,22 @@ TEST_F(ucq, create_and_mmap_are_validated)
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
 				   (off_t)self->c.conn << 32));
 	EXPECT_EQ(EINVAL, errno);
+
+	/*
+	 * An answer that cannot be written back leaves no queue behind: the
+	 * caller never learnt its handle, so nothing could close it.
+	 */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(cc);
+	cc.entries = 8;
+	memcpy(ro, &cc, sizeof(cc));
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, cq_ioctl(fd, ro));
+	EXPECT_EQ(1, krpc_counter_wait("ucq_live", 1, 5000));
+	EXPECT_EQ(0, munmap(ro, 4096));
 
 	/* At most KRPC_CQS_MAX per file (the fixture holds one). */
 	for (n = 0; n < (int)KRPC_CQS_MAX - 1; n++)
