@@ -68,6 +68,37 @@ int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
 	return 0;
 }
 
+/*
+ * A ka_timeout_ms the peer announced (wire.h): within the range the module
+ * parameter allows, or -EINVAL with the bound it crossed in *value.
+ */
+int krpc_wire_check_ka(u32 ka_timeout_ms, u32 *value)
+{
+	if (ka_timeout_ms < krpc_param_ka_timeout_ms.min) {
+		*value = krpc_param_ka_timeout_ms.min;
+		return -EINVAL;
+	}
+	if (ka_timeout_ms > krpc_param_ka_timeout_ms.max) {
+		*value = krpc_param_ka_timeout_ms.max;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The longest this side stays silent, in jiffies: ka_interval_ms, or half
+ * the peer's announced timeout if that is shorter (protocol.rst, Liveness).
+ * Both are read afresh at each keepalive tick.
+ */
+unsigned long krpc_conn_ka_interval(const struct krpc_conn *conn)
+{
+	u32 ms = krpc_param(ka_interval_ms);
+
+	if (conn->ka_peer_ms)
+		ms = min(ms, conn->ka_peer_ms / 2);
+	return max(1UL, msecs_to_jiffies(ms));
+}
+
 /* The errno a client sees for a krpc reject reason. */
 int krpc_wire_reject_errno(u16 reason)
 {
@@ -396,13 +427,13 @@ int krpc_conns_show(struct seq_file *m, void *unused)
 		spin_lock(&conn->lock);
 		krpc_conn_fill_info_locked(conn, &info);
 		spin_unlock(&conn->lock);
-		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u cq=%s",
+		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u cq=%s ka_peer_ms=%u",
 			   conn->id, conn->server ? "server" : "client",
 			   conn->ops->name, state_names[info.state],
 			   info.reason, &conn->peer, info.depth,
 			   info.inflight, info.queued, info.send_credits,
 			   info.inline_max, info.max_msg,
-			   cq_mode_names[info.cq_mode]);
+			   cq_mode_names[info.cq_mode], conn->ka_peer_ms);
 		for (i = 0; i < KRPC_STAT_NR; i++)
 			seq_printf(m, " %s=%llu", krpc_stat_names[i],
 				   ((u64 *)&info.stats)[i]);

@@ -232,6 +232,8 @@ int krpc_pollers_show(struct seq_file *m, void *unused);
  * @inline_max:	largest payload sent inline to the peer
  * @max_msg:	largest payload either side accepts
  * @timeout_ms:	default call timeout (client)
+ * @ka_peer_ms:	the peer's ka_timeout_ms from the handshake, 0 if it
+ *		announced none; set before the connection is up
  * @cq_poll:	RDMA: completions reaped by a poller thread (rdma_poll.c),
  *		decided when the connection is made (krpc_cq_mode_resolve())
  * @calls:	client: slot -> call holding it
@@ -287,6 +289,7 @@ struct krpc_conn {
 	u32 inline_max;
 	u32 max_msg;
 	unsigned int timeout_ms;
+	u32 ka_peer_ms;
 	bool cq_poll;
 
 	struct krpc_call **calls;
@@ -342,6 +345,8 @@ void krpc_conn_teardown_done(struct krpc_conn *conn);
 int krpc_conns_show(struct seq_file *m, void *unused);
 int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
 			  u32 *value);
+int krpc_wire_check_ka(u32 ka_timeout_ms, u32 *value);
+unsigned long krpc_conn_ka_interval(const struct krpc_conn *conn);
 int krpc_wire_reject_errno(u16 reason);
 const char *krpc_wire_reject_name(u16 reason);
 void krpc_conn_fill_info_locked(struct krpc_conn *conn,

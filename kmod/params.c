@@ -118,9 +118,9 @@ KRPC_PARAM(call_timeout_ms, 30000, 10, 3600000, 0644,
 KRPC_PARAM(connect_timeout_ms, 5000, 100, 600000, 0644,
 	   "address resolution and connection setup timeout");
 KRPC_PARAM_OPS(ka_interval_ms, ka_ops, 1000, 50, 60000, 0644,
-	       "send a keepalive after this long without sending (at most half ka_timeout_ms)");
+	       "send a keepalive after this long without sending, or half the peer's announced ka_timeout_ms if shorter (at most half ka_timeout_ms)");
 KRPC_PARAM_OPS(ka_timeout_ms, ka_ops, 5000, 200, 600000, 0644,
-	       "declare the peer dead after this long without receiving");
+	       "declare the peer dead after this long without receiving (announced to the peer at connect)");
 KRPC_PARAM(upool_max_mb, 1024, 1, 1048576, 0644,
 	   "pool memory (MiB) one user may have mapped through /dev/krpc, also with CAP_IPC_LOCK");
 KRPC_PARAM(transport, 1, 1, 3, 0644,

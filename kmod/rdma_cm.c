@@ -33,12 +33,22 @@ struct cp_vals {
 	u32 recv_size;
 	u32 max_msg;
 	u32 inline_max;
+	u32 ka_timeout_ms;	/* 0 without KRPC_WFEAT_KA */
 };
 
-static void cp_fill(struct krpc_wire_conn *cp, u32 depth, u64 features,
-		    u32 credits, u32 recv_size, u32 max_msg, u32 inline_max)
+/* The private data of a REQ or REP: the extension only with its feature. */
+struct cp_data {
+	struct krpc_wire_conn cp;
+	struct krpc_wire_conn_ka ka;
+};
+
+/* Return the private data's length. */
+static u8 cp_fill(struct cp_data *d, u32 depth, u64 features, u32 credits,
+		  u32 recv_size, u32 max_msg, u32 inline_max)
 {
-	memset(cp, 0, sizeof(*cp));
+	struct krpc_wire_conn *cp = &d->cp;
+
+	memset(d, 0, sizeof(*d));
 	cp->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
 	cp->version = cpu_to_le16(KRPC_WIRE_VERSION);
 	cp->depth = cpu_to_le16(depth);
@@ -47,6 +57,10 @@ static void cp_fill(struct krpc_wire_conn *cp, u32 depth, u64 features,
 	cp->recv_size = cpu_to_le32(recv_size);
 	cp->max_msg = cpu_to_le32(max_msg);
 	cp->inline_max = cpu_to_le32(inline_max);
+	if (!(features & KRPC_WFEAT_KA))
+		return sizeof(*cp);
+	d->ka.ka_timeout_ms = cpu_to_le32(krpc_param(ka_timeout_ms));
+	return sizeof(*d);
 }
 
 /*
@@ -57,6 +71,7 @@ static int cp_parse(const void *data, u8 len, struct cp_vals *v,
 		    u16 *reason, u32 *value)
 {
 	struct krpc_wire_conn cp;
+	struct krpc_wire_conn_ka ka;
 	int ret;
 
 	*value = 0;
@@ -96,7 +111,16 @@ static int cp_parse(const void *data, u8 len, struct cp_vals *v,
 		*value = krpc_param_max_msg.max;
 		return -EINVAL;
 	}
-	return 0;
+	v->ka_timeout_ms = 0;
+	if (!(v->features & KRPC_WFEAT_KA))
+		return 0;
+	if (len < sizeof(cp) + sizeof(ka))
+		return -EINVAL;
+	memcpy(&ka, data + sizeof(cp), sizeof(ka));
+	if (ka.reserved)
+		return -EINVAL;
+	v->ka_timeout_ms = le32_to_cpu(ka.ka_timeout_ms);
+	return krpc_wire_check_ka(v->ka_timeout_ms, value);
 }
 
 /* Our own limits for a connection whose pool is known. */
@@ -266,8 +290,9 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 {
 	struct krpc_conn *conn = rc->conn;
 	struct rdma_conn_param param;
-	struct krpc_wire_conn cp;
 	u32 inline_max, max_msg, recv_size;
+	struct cp_data d;
+	u8 len;
 	int ret;
 
 	rc->kdev = krpc_device_lookup(rc->cm_id->device);
@@ -278,10 +303,10 @@ static int client_route_resolved(struct krpc_rdma_conn *rc)
 	if (ret)
 		return ret;
 	local_limits(rc, &inline_max, &max_msg, &recv_size);
-	cp_fill(&cp, conn->max_depth, rc->features, rc->nr_recv, recv_size,
-		max_msg, inline_max);
-	cp.version = cpu_to_le16(krpc_client_wire_version());
-	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
+	len = cp_fill(&d, conn->max_depth, rc->features, rc->nr_recv,
+		      recv_size, max_msg, inline_max);
+	d.cp.version = cpu_to_le16(krpc_client_wire_version());
+	conn_param_init(&param, rc->ibdev, &d, len);
 	return rdma_connect_locked(rc->cm_id, &param);
 }
 
@@ -316,6 +341,8 @@ static int client_established(struct krpc_rdma_conn *rc,
 		return -ECONNABORTED;
 	}
 	rc->features &= v.features;
+	if (rc->features & KRPC_WFEAT_KA)
+		conn->ka_peer_ms = v.ka_timeout_ms;
 	krpc_rdma_go_live_locked(rc, v.credits);
 	krpc_conn_established_locked(conn, v.depth, inline_max, max_msg);
 	krpc_rdma_early_rx_locked(rc);
@@ -436,11 +463,12 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	u32 inline_max, max_msg, recv_size, value, depth;
 	struct krpc_rdma_conn *rc;
 	struct rdma_conn_param param;
-	struct krpc_wire_conn cp;
 	struct krpc_device *kdev;
 	struct krpc_conn *conn;
+	struct cp_data d;
 	struct cp_vals v;
 	u16 reason;
+	u8 len;
 	int ret;
 
 	ret = cp_parse(ev->param.conn.private_data,
@@ -504,14 +532,16 @@ static int listener_connect(struct krpc_rdma_listener *l,
 		goto out_teardown;
 	}
 	rc->features &= v.features;
+	if (rc->features & KRPC_WFEAT_KA)
+		conn->ka_peer_ms = v.ka_timeout_ms;
 	krpc_rdma_go_live_locked(rc, v.credits);
 	/* Receives may complete before ESTABLISHED: live before accept. */
 	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
 	krpc_conn_unlock(conn);
 
-	cp_fill(&cp, depth, rc->features, rc->nr_recv, recv_size, max_msg,
-		inline_max);
-	conn_param_init(&param, rc->ibdev, &cp, sizeof(cp));
+	len = cp_fill(&d, depth, rc->features, rc->nr_recv, recv_size,
+		      max_msg, inline_max);
+	conn_param_init(&param, rc->ibdev, &d, len);
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
 	param.initiator_depth = min_t(u8, param.initiator_depth,

@@ -20,7 +20,7 @@ static void ka_tick(struct timer_list *t)
 {
 	struct krpc_rdma_conn *rc = timer_container_of(rc, t, ka_timer);
 	unsigned long now = jiffies;
-	unsigned int ival = krpc_param(ka_interval_ms);
+	unsigned long ival = krpc_conn_ka_interval(rc->conn);
 
 	krpc_conn_lock(rc->conn);
 	if (!rc->live)
@@ -38,13 +38,13 @@ static void ka_tick(struct timer_list *t)
 		krpc_rdma_fail_locked(rc, -ETIMEDOUT);
 		goto out;
 	}
-	if (time_after_eq(now, rc->last_tx + msecs_to_jiffies(ival)))
+	if (time_after_eq(now, rc->last_tx + ival))
 		rc->want_ka = true;
 	if (rc->grant_pending)
 		rc->want_credit = true;
 	krpc_rdma_flush_locked(rc);
 	/* Half the interval: idleness is noticed within 1.5 intervals. */
-	mod_timer(&rc->ka_timer, now + max(1UL, msecs_to_jiffies(ival) / 2));
+	mod_timer(&rc->ka_timer, now + max(1UL, ival / 2));
 out:
 	krpc_conn_unlock(rc->conn);
 }
@@ -52,7 +52,7 @@ out:
 void krpc_rdma_ka_start(struct krpc_rdma_conn *rc)
 {
 	mod_timer(&rc->ka_timer,
-		  jiffies + msecs_to_jiffies(krpc_param(ka_interval_ms)) / 2);
+		  jiffies + max(1UL, krpc_conn_ka_interval(rc->conn) / 2));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -346,7 +346,7 @@ int krpc_rdma_setup(struct krpc_rdma_conn *rc, u32 depth)
 	 * (KASAN: slab-out-of-bounds in rxe_mr_copy on a 16 MiB reply).
 	 */
 	rc->mr_pages = max_segs + 1;
-	rc->features = 0;
+	rc->features = KRPC_WFEAT_KA;
 	if ((a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
 	    rc->mr_pages <= a->max_fast_reg_page_list_len)
 		rc->features = KRPC_WFEAT_ALL;

@@ -59,6 +59,8 @@ void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
 	h->inline_max = cpu_to_le32(inline_max);
 	h->reject = cpu_to_le16(reject);
 	h->value = cpu_to_le32(value);
+	if (!reject)
+		h->ka_timeout_ms = cpu_to_le32(krpc_param(ka_timeout_ms));
 }
 
 /*
@@ -240,7 +242,7 @@ static void ka_tick(struct timer_list *t)
 	struct krpc_tcp_conn *tc = timer_container_of(tc, t, ka_timer);
 	struct krpc_conn *conn = tc->conn;
 	unsigned long now = jiffies;
-	unsigned int ival = krpc_param(ka_interval_ms);
+	unsigned long ival = krpc_conn_ka_interval(conn);
 	unsigned long last_rx;
 
 	krpc_conn_lock(conn);
@@ -279,12 +281,12 @@ static void ka_tick(struct timer_list *t)
 	 */
 	if (READ_ONCE(krpc_fault_mute) != conn->id) {
 		if (conn->state == KRPC_CONN_UP && !tc->nr_tx &&
-		    time_after_eq(now, tc->last_tx + msecs_to_jiffies(ival)))
+		    time_after_eq(now, tc->last_tx + ival))
 			queue_ctrl_locked(tc, KRPC_MSG_KEEPALIVE, 0);
 		else if (!list_empty(&tc->txq))
 			queue_work(krpc_wq, &tc->tx_work);
 	}
-	mod_timer(&tc->ka_timer, now + max(1UL, msecs_to_jiffies(ival) / 2));
+	mod_timer(&tc->ka_timer, now + max(1UL, ival / 2));
 out:
 	krpc_conn_unlock(conn);
 }
@@ -295,7 +297,7 @@ void krpc_tcp_ka_start(struct krpc_tcp_conn *tc)
 	lockdep_assert_held(&tc->conn->lock);
 	if (tc->live)
 		mod_timer(&tc->ka_timer, jiffies +
-			  msecs_to_jiffies(krpc_param(ka_interval_ms)) / 2);
+			  max(1UL, krpc_conn_ka_interval(tc->conn) / 2));
 }
 
 /* ---------------------------------------------------------------------- */

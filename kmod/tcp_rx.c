@@ -87,6 +87,7 @@ struct hello_vals {
 	u32 max_msg;
 	u32 inline_max;
 	u32 value;
+	u32 ka_timeout_ms;	/* 0: not announced */
 };
 
 /* Checks shared by both sides; *reason says why in reject terms. */
@@ -106,7 +107,8 @@ static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
 	v->inline_max = le32_to_cpu(h.inline_max);
 	v->reject = le16_to_cpu(h.reject);
 	v->value = le32_to_cpu(h.value);
-	if (h.reserved0 || memchr_inv(h.reserved, 0, sizeof(h.reserved)))
+	v->ka_timeout_ms = le32_to_cpu(h.ka_timeout_ms);
+	if (h.reserved0 || h.reserved)
 		return -EINVAL;
 	if (v->reject)
 		return 0;	/* the rest is the caller's business */
@@ -120,6 +122,8 @@ static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
 	}
 	if (!v->inline_max || v->inline_max > v->max_msg)
 		return -EINVAL;
+	if (v->ka_timeout_ms)
+		return krpc_wire_check_ka(v->ka_timeout_ms, value);
 	return 0;
 }
 
@@ -161,6 +165,7 @@ static void hello_server_locked(struct krpc_tcp_conn *tc)
 		return;
 	}
 	tc->hello_done = true;
+	conn->ka_peer_ms = v.ka_timeout_ms;
 	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
 }
 
@@ -194,6 +199,7 @@ static void hello_client_locked(struct krpc_tcp_conn *tc)
 		return;
 	}
 	tc->hello_done = true;
+	conn->ka_peer_ms = v.ka_timeout_ms;
 	krpc_conn_established_locked(conn, v.depth, v.inline_max, v.max_msg);
 	pr_debug("conn %u: up to %pISpc over TCP, depth %u inline %u max %u\n",
 		 conn->id, &conn->peer, v.depth, v.inline_max, v.max_msg);

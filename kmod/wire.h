@@ -102,8 +102,9 @@ struct krpc_wire_hdr {
 #define KRPC_WFEAT_RDV		BIT_ULL(0)	/* rendezvous by READ/WRITE */
 #define KRPC_WFEAT_REMOTE_INV	BIT_ULL(1)	/* SEND_WITH_INV of rdv keys */
 #define KRPC_WFEAT_CANCEL_ACK	BIT_ULL(2)	/* CANCEL of a call with keys answered at once */
+#define KRPC_WFEAT_KA		BIT_ULL(3)	/* struct krpc_wire_conn_ka follows */
 #define KRPC_WFEAT_ALL		(KRPC_WFEAT_RDV | KRPC_WFEAT_REMOTE_INV | \
-				 KRPC_WFEAT_CANCEL_ACK)
+				 KRPC_WFEAT_CANCEL_ACK | KRPC_WFEAT_KA)
 
 /**
  * struct krpc_wire_conn - connection private data (rdma_cm REQ and REP)
@@ -124,7 +125,9 @@ struct krpc_wire_hdr {
  * agree on which payloads go inline.
  *
  * 32 bytes: fits the 56 bytes of private data rdma_cm allows in an IB or
- * RoCE connect request.
+ * RoCE connect request.  With KRPC_WFEAT_KA in @features a struct
+ * krpc_wire_conn_ka follows (40 bytes in all); a receiver reads it only
+ * then, so a peer that knows no extension is not affected.
  */
 struct krpc_wire_conn {
 	__be32	magic;
@@ -136,6 +139,21 @@ struct krpc_wire_conn {
 	__le32	recv_size;
 	__le32	max_msg;
 	__le32	inline_max;
+};
+
+/**
+ * struct krpc_wire_conn_ka - private data after struct krpc_wire_conn
+ * @ka_timeout_ms:	the sender closes the connection after this long
+ *			without receiving anything; the receiver sends a
+ *			message at least every half of it
+ * @reserved:		zero
+ *
+ * Sent in a REQ whose features offer KRPC_WFEAT_KA, and in a REP whose
+ * features use it.
+ */
+struct krpc_wire_conn_ka {
+	__le32	ka_timeout_ms;
+	__le32	reserved;
 };
 
 /* Reject reasons (krpc_wire_reject.reason). */
@@ -190,6 +208,7 @@ struct krpc_wire_reject {
  * @reject:	server: 0 to accept, else enum krpc_reject_reason; client: 0
  * @reserved0:	zero
  * @value:	reject detail (as krpc_wire_reject.value)
+ * @ka_timeout_ms: as krpc_wire_conn_ka.ka_timeout_ms; 0: not announced
  * @reserved:	zero
  */
 struct krpc_wire_hello {
@@ -201,12 +220,14 @@ struct krpc_wire_hello {
 	__le16	reject;
 	__le16	reserved0;
 	__le32	value;
-	__le32	reserved[2];
+	__le32	ka_timeout_ms;
+	__le32	reserved;
 };
 
 static_assert(sizeof(struct krpc_wire_rdv) == 16);
 static_assert(sizeof(struct krpc_wire_hdr) == KRPC_HDR_SIZE);
 static_assert(sizeof(struct krpc_wire_conn) == 32);
+static_assert(sizeof(struct krpc_wire_conn_ka) == 8);
 static_assert(sizeof(struct krpc_wire_reject) == 16);
 static_assert(sizeof(struct krpc_wire_hello) == 32);
 

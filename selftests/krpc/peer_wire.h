@@ -24,6 +24,16 @@ enum {
 #define F_RDV_REPLY	0x02
 #define F_WRITTEN	0x04
 
+/* KRPC_WFEAT_*: struct conn_pd's features */
+#define FEAT_RDV	0x1
+#define FEAT_REMOTE_INV	0x2
+#define FEAT_CANCEL_ACK	0x4
+#define FEAT_KA		0x8	/* struct conn_ka follows */
+
+/* The range of an announced ka_timeout_ms: krpc's ka_timeout_ms parameter's */
+#define KA_TIMEOUT_MIN	200
+#define KA_TIMEOUT_MAX	600000
+
 /* struct krpc_wire_hello: first bytes of a TCP connection, each way */
 struct hello {
 	uint32_t magic;		/* big endian */
@@ -34,7 +44,8 @@ struct hello {
 	uint16_t reject;
 	uint16_t reserved0;
 	uint32_t value;
-	uint32_t reserved[2];
+	uint32_t ka_timeout_ms;	/* 0: not announced */
+	uint32_t reserved;
 };
 
 /* struct krpc_wire_conn: rdma_cm private data of REQ and REP */
@@ -48,6 +59,12 @@ struct conn_pd {
 	uint32_t recv_size;
 	uint32_t max_msg;
 	uint32_t inline_max;
+};
+
+/* struct krpc_wire_conn_ka: after struct conn_pd with FEAT_KA in features */
+struct conn_ka {
+	uint32_t ka_timeout_ms;
+	uint32_t reserved;
 };
 
 /* struct krpc_wire_reject: rdma_cm private data of a reject */
@@ -82,6 +99,7 @@ struct hdr {
 
 _Static_assert(sizeof(struct hello) == 32, "hello");
 _Static_assert(sizeof(struct conn_pd) == 32, "conn");
+_Static_assert(sizeof(struct conn_ka) == 8, "conn_ka");
 _Static_assert(sizeof(struct reject_pd) == 16, "reject");
 _Static_assert(sizeof(struct rdv) == 16, "rdv");
 _Static_assert(sizeof(struct hdr) == HDR_SIZE, "hdr");

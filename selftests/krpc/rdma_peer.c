@@ -22,12 +22,22 @@
  *   silent		a correct handshake, then nothing at all: closed by
  *			the server's keepalive timeout within MS (its
  *			keepalives are counted and printed on the way)
+ *   ka (MS T KA)	a connect request offering KRPC_WFEAT_KA with a
+ *			ka_timeout_ms of T: the answer must take it and
+ *			announce the server's, KA; then idle for KA_WATCH
+ *			times T (our keepalives every third of KA): the
+ *			server must send something at least every T ms
+ *			(the gaps measured and printed, idle_gaps())
  *
  *   magic, version, depth0, recvsize, maxmsg, credits0, credits2,
- *   reserved0		connect requests that fail the handshake checks:
+ *   reserved0, kalow, kahigh, kareserved
+ *			connect requests that fail the handshake checks:
  *			the exact krpc reject (reason, value) comes back
  *			(credits2: 2 credits, fewer than a call or reply
- *			leaves to control messages)
+ *			leaves to control messages; kalow, kahigh: a
+ *			ka_timeout_ms of 100 and 700000, beyond krpc's range;
+ *			kareserved: the KRPC_WFEAT_KA extension's reserved
+ *			field set)
  *
  *   short, badtype, wrongside, badflags, rdvnofeat, reserved, strayregion,
  *   oversize, lenmismatch, credits, slot, busyslot, rdvinline, rdvzero,
@@ -47,7 +57,7 @@
  *			(WRITE) region has a key we never granted: the
  *			server's transfer fails and it closes the connection
  *
- *   serve MODE ADDR PORT [MS]
+ *   serve MODE ADDR PORT [MS [KA [T]]]
  *			a raw verbs server for krpc's kernel client instead
  *			(rdma_peer_srv.c)
  *
@@ -72,6 +82,8 @@
 #include <rdma/rdma_cma.h>
 
 #include "rdma_peer.h"
+
+int wait_ms = 5000;
 
 int fail(const char *fmt, ...)
 {
@@ -148,9 +160,12 @@ int post_recv(struct peer *p, unsigned int i)
 	return ibv_post_recv(p->id->qp, &wr, &bad);
 }
 
-static void req_init(struct conn_pd *c)
+/* A correct connect request, offering no KRPC_WFEAT_KA. */
+static void req_init(struct conn_data *d)
 {
-	memset(c, 0, sizeof(*c));
+	struct conn_pd *c = &d->pd;
+
+	memset(d, 0, sizeof(*d));
 	c->magic = htobe32(MAGIC);
 	c->version = htole16(VERSION);
 	c->depth = htole16(NR_RECV - 4);
@@ -226,11 +241,12 @@ int peer_verbs(struct peer *p)
 	return 0;
 }
 
-static int peer_connect_raw(struct peer *p, const struct conn_pd *req)
+static int peer_connect_raw(struct peer *p, const struct conn_data *req)
 {
 	struct rdma_conn_param cp = {
 		.private_data = req,
-		.private_data_len = sizeof(*req),
+		.private_data_len = le64toh(req->pd.features) & FEAT_KA ?
+				    sizeof(*req) : sizeof(req->pd),
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 7,
@@ -238,7 +254,7 @@ static int peer_connect_raw(struct peer *p, const struct conn_pd *req)
 	};
 	unsigned int i;
 
-	p->nr_recv = le16toh(req->credits);
+	p->nr_recv = le16toh(req->pd.credits);
 	if (p->nr_recv > NR_RECV)
 		p->nr_recv = NR_RECV;
 	for (i = 0; i < p->nr_recv; i++)
@@ -250,23 +266,34 @@ static int peer_connect_raw(struct peer *p, const struct conn_pd *req)
 }
 
 /* A correct handshake: the server's answer checked and applied. */
-static int peer_connect(struct peer *p, const struct conn_pd *req)
+static int peer_connect(struct peer *p, const struct conn_data *req)
 {
 	struct conn_pd *a = &p->ans;
-	uint32_t rs;
+	struct conn_data rep;
+	uint32_t rs, ka;
 
 	if (peer_connect_raw(p, req) ||
-	    cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, wait_ms, a, sizeof(*a),
+	    cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, wait_ms, &rep, sizeof(rep),
 		    NULL))
 		return 1;
 	p->connected = 1;
+	*a = rep.pd;
+	p->ans_ka = rep.ka;
 	rs = le32toh(a->recv_size);
 	if (be32toh(a->magic) != MAGIC || le16toh(a->version) != VERSION ||
-	    !a->depth || le16toh(a->depth) > le16toh(req->depth) ||
+	    !a->depth || le16toh(a->depth) > le16toh(req->pd.depth) ||
 	    !a->credits || rs < 2 * HDR_SIZE || rs > SEG_SIZE ||
 	    le32toh(a->max_msg) < SEG_SIZE ||
-	    (le64toh(a->features) & ~le64toh(req->features)))
+	    (le64toh(a->features) & ~le64toh(req->pd.features)))
 		return fail("%s", "bad handshake answer");
+	if (le64toh(a->features) & FEAT_KA) {
+		ka = le32toh(p->ans_ka.ka_timeout_ms);
+		if (p->ans_ka.reserved || ka < KA_TIMEOUT_MIN ||
+		    ka > KA_TIMEOUT_MAX)
+			return fail("bad keepalive extension in the answer: ka_timeout_ms %u reserved %u",
+				    ka, le32toh(p->ans_ka.reserved));
+		p->ka_ms = ka / 3;
+	}
 	p->inline_max = le32toh(a->inline_max);
 	if (p->inline_max > rs - HDR_SIZE)
 		p->inline_max = rs - HDR_SIZE;
@@ -422,6 +449,17 @@ static void set_rdv(struct peer *p, struct rdv *r, int which, uint32_t len)
 	r->len = htole32(len);
 }
 
+/* A message arrived: the wait since the one before, for idle_gaps(). */
+static void rx_seen(struct peer *p)
+{
+	long t = now_ms();
+
+	if (t - p->last_rx > p->max_gap)
+		p->max_gap = t - p->last_rx;
+	p->last_rx = t;
+	p->nr_rx++;
+}
+
 /*
  * The next message from the server within @ms: its header in @h, its
  * inline payload at *@body (valid until its receive is used again: it is
@@ -453,6 +491,7 @@ int recv_msg(struct peer *p, struct hdr *h, const char **body,
 		if (wc.status != IBV_WC_SUCCESS)
 			return fail("receive completion: %s",
 				    ibv_wc_status_str(wc.status));
+		rx_seen(p);
 		if (wc.byte_len < HDR_SIZE)
 			return fail("a message of %u bytes", wc.byte_len);
 		buf = p->mem + (size_t)wc.wr_id * RECV_SIZE;
@@ -496,15 +535,16 @@ int disconnected(struct peer *p)
 }
 
 /*
- * A KEEPALIVE when we have sent nothing for KA_MS (unless the mode is
- * silent, or only the last credit is left and we owe none back): the
- * other side's keepalive timeout is then never why it closes.
+ * A KEEPALIVE when we have sent nothing for p->ka_ms, or KA_MS (unless the
+ * mode is silent, or only the last credit is left and we owe none back):
+ * the other side's keepalive timeout is then never why it closes.
  */
 int keepalive(struct peer *p)
 {
+	long ival = p->ka_ms ? p->ka_ms : KA_MS;
 	struct hdr h;
 
-	if (p->silent || now_ms() - p->last_tx < KA_MS ||
+	if (p->silent || now_ms() - p->last_tx < ival ||
 	    (p->send_credits <= 1 && !p->owed))
 		return 0;
 	hdr_req(&h, T_KEEPALIVE, 0, 0, 0, 0);
@@ -538,6 +578,45 @@ int expect_closed(struct peer *p, int ms)
 			return 1;
 	}
 	return disconnected(p);
+}
+
+/*
+ * Idle for @ms, while our keepalives go out (keepalive()): nothing may
+ * come but the other side's keepalives and credit updates, each less than
+ * @bound ms after the one before (the first after the start; the silence
+ * at the end counts too).  Prints what came and the longest wait.  Return
+ * 0, or 1 with a line on stderr.
+ */
+int idle_gaps(struct peer *p, int ms, long bound)
+{
+	unsigned int ka0 = p->keepalives;
+	long start = now_ms(), t;
+	struct hdr h;
+	int ret;
+
+	p->nr_rx = 0;
+	p->max_gap = 0;
+	p->last_rx = start;
+	do {
+		ret = recv_msg(p, &h, NULL, NULL, 10);
+		if (ret > 0)
+			return 1;
+		if (!ret)
+			return fail("message type %u while idle", h.type);
+		if (ret == -ECONNRESET || cm_pending(p))
+			return fail("%s", "the connection went down while idle");
+		t = now_ms();
+		if (t - p->last_rx > p->max_gap)
+			p->max_gap = t - p->last_rx;
+		if (keepalive(p))
+			return 1;
+	} while (t - start < ms && p->max_gap < bound);
+	printf("idle: %u messages (%u keepalives) in %ld ms, max gap %ld ms, bound %ld ms\n",
+	       p->nr_rx, p->keepalives - ka0, t - start, p->max_gap, bound);
+	fflush(stdout);
+	if (p->max_gap >= bound)
+		return fail("nothing received for %ld ms", p->max_gap);
+	return 0;
 }
 
 /* The reply to call @call_id: @len bytes of pattern @seed, inline or written. */
@@ -714,6 +793,21 @@ static int do_cancelqueued(struct peer *p)
 	return expect_reply(p, id, 3, sizeof(body), 0);
 }
 
+/*
+ * The answer took our KRPC_WFEAT_KA and announced the server's timeout,
+ * @ka; the server then sends at least every @t ms, the timeout we
+ * announced, while the connection is idle.
+ */
+static int do_ka(struct peer *p, uint32_t t, uint32_t ka)
+{
+	if (!(le64toh(p->ans.features) & FEAT_KA))
+		return fail("%s", "KRPC_WFEAT_KA offered, not in the answer");
+	if (le32toh(p->ans_ka.ka_timeout_ms) != ka)
+		return fail("the answer announces ka_timeout_ms %u, want %u",
+			    le32toh(p->ans_ka.ka_timeout_ms), ka);
+	return idle_gaps(p, KA_WATCH * t, t);
+}
+
 static int do_silent(struct peer *p, int ms)
 {
 	p->silent = 1;
@@ -728,39 +822,51 @@ static int do_silent(struct peer *p, int ms)
 static int do_reject(struct peer *p, const char *mode)
 {
 	struct reject_pd rej;
-	struct conn_pd c;
+	struct conn_data d;
+	struct conn_pd *c = &d.pd;
 	uint16_t reason = 3;
 	uint32_t value = 0;
 	int status;
 
-	req_init(&c);
+	req_init(&d);
 	if (!strcmp(mode, "magic")) {
-		c.magic = htobe32(0x12345678);
+		c->magic = htobe32(0x12345678);
 		reason = 1;
 	} else if (!strcmp(mode, "version")) {
-		c.version = htole16(99);
+		c->version = htole16(99);
 		reason = 2;
 		value = VERSION;
 	} else if (!strcmp(mode, "depth0")) {
-		c.depth = 0;
+		c->depth = 0;
 		value = DEPTH_MAX;
 	} else if (!strcmp(mode, "recvsize")) {
-		c.recv_size = htole32(HDR_SIZE);
+		c->recv_size = htole32(HDR_SIZE);
 		value = SEG_SIZE;
 	} else if (!strcmp(mode, "maxmsg")) {
-		c.max_msg = htole32(MAX_MSG_MAX * 2);
+		c->max_msg = htole32(MAX_MSG_MAX * 2);
 		value = MAX_MSG_MAX;
 	} else if (!strcmp(mode, "credits0")) {
-		c.credits = 0;
+		c->credits = 0;
 		value = CREDITS_MIN;
 	} else if (!strcmp(mode, "credits2")) {
-		c.credits = htole16(2);
+		c->credits = htole16(2);
 		value = CREDITS_MIN;
+	} else if (!strcmp(mode, "kalow")) {
+		d.ka.ka_timeout_ms = htole32(100);
+		value = KA_TIMEOUT_MIN;
+	} else if (!strcmp(mode, "kahigh")) {
+		d.ka.ka_timeout_ms = htole32(700000);
+		value = KA_TIMEOUT_MAX;
+	} else if (!strcmp(mode, "kareserved")) {
+		d.ka.ka_timeout_ms = htole32(KA_TIMEOUT_MIN);
+		d.ka.reserved = htole32(1);
 	} else {
-		c.reserved0 = htole16(1);
+		c->reserved0 = htole16(1);
 	}
+	if (!strncmp(mode, "ka", 2))
+		c->features |= htole64(FEAT_KA);
 	/* credits0 posts no receive: the connect must not get that far. */
-	if (peer_connect_raw(p, &c))
+	if (peer_connect_raw(p, &d))
 		return 1;
 	if (cm_wait(p, RDMA_CM_EVENT_REJECTED, wait_ms, &rej, sizeof(rej),
 		    &status))
@@ -775,6 +881,21 @@ static int do_reject(struct peer *p, const char *mode)
 }
 
 /* One message that fails a validation check; the server must close. */
+/*
+ * Send a message the server must refuse, and expect the close.  The server
+ * may close before our SEND is acknowledged: it disconnects from the
+ * receive completion, and its queue pair, in the error state, sends no
+ * ACK.  Soft-RoCE retries the SEND until the DREQ arrives, which
+ * send_raw() reports as -ECONNRESET; the close is there to read.
+ */
+static int send_bad(struct peer *p, struct hdr *h, const void *body,
+		    uint32_t len, int keep_credits)
+{
+	if (send_raw(p, h, body, len, keep_credits) > 0)
+		return 1;
+	return expect_closed(p, wait_ms);
+}
+
 static int do_bad(struct peer *p, const char *mode)
 {
 	char body[RECV_SIZE] = "0123456789abcdef";
@@ -816,9 +937,7 @@ static int do_bad(struct peer *p, const char *mode)
 		 * owe): one more than the rest is one beyond our receives.
 		 */
 		h.credits = htole16(p->owed + 1);
-		if (send_raw(p, &h, body, total, 1))
-			return 1;
-		return expect_closed(p, wait_ms);
+		return send_bad(p, &h, body, total, 1);
 	} else if (!strcmp(mode, "slot")) {
 		h.call_id = htole64(1ULL << 16 | le16toh(p->ans.depth));
 	} else if (!strcmp(mode, "busyslot")) {
@@ -852,9 +971,7 @@ static int do_bad(struct peer *p, const char *mode)
 		fprintf(stderr, "rdma_peer: unknown mode %s\n", mode);
 		exit(2);
 	}
-	if (send_raw(p, &h, body, total, 0))
-		return 1;
-	return expect_closed(p, wait_ms);
+	return send_bad(p, &h, body, total, 0);
 }
 
 /*
@@ -942,42 +1059,48 @@ static int do_badkey(struct peer *p, int which)
  * receives are never reposted: once the server has spent them, what it
  * sends next waits.
  */
-static int connect_unreposted(struct peer *p, struct conn_pd *c,
+static int connect_unreposted(struct peer *p, struct conn_data *d,
 			      uint16_t depth)
 {
 	int ret;
 
-	c->depth = htole16(depth);
-	c->credits = htole16(CREDITS_MIN);
-	ret = peer_connect(p, c);
+	d->pd.depth = htole16(depth);
+	d->pd.credits = htole16(CREDITS_MIN);
+	ret = peer_connect(p, d);
 	p->repost = 0;
 	return ret;
 }
 
 static const char *const reject_modes[] = {
 	"magic", "version", "depth0", "recvsize", "maxmsg", "credits0",
-	"credits2", "reserved0",
+	"credits2", "reserved0", "kalow", "kahigh", "kareserved",
 };
 
 int main(int argc, char **argv)
 {
 	struct peer p = { 0 };
+	uint32_t t = 0, ka = 0;
+	struct conn_data req;
 	const char *mode;
-	struct conn_pd c;
 	unsigned int i;
 	int ret;
 
 	if (argc > 4 && !strcmp(argv[1], "serve")) {
 		if (argc > 5 && atoi(argv[5]) > 0)
 			wait_ms = atoi(argv[5]);
-		ret = serve(argv[2], argv[3], argv[4]);
+		if (argc > 6)
+			ka = strtoul(argv[6], NULL, 0);
+		if (argc > 7)
+			t = strtoul(argv[7], NULL, 0);
+		ret = serve(argv[2], argv[3], argv[4], ka, t);
 		if (!ret)
 			printf("rdma_peer serve %s: as expected\n", argv[2]);
 		return ret;
 	}
-	if (argc < 4) {
+	if (argc < 4 || (!strcmp(argv[1], "ka") && argc < 7)) {
 		fprintf(stderr, "usage: rdma_peer MODE ADDR PORT [MS]\n"
-			"       rdma_peer serve MODE ADDR PORT [MS]\n");
+			"       rdma_peer ka ADDR PORT MS T KA\n"
+			"       rdma_peer serve MODE ADDR PORT [MS [KA [T]]]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -990,20 +1113,26 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(reject_modes); i++)
 		if (!strcmp(mode, reject_modes[i]))
 			break;
-	req_init(&c);
+	req_init(&req);
 	if (!strcmp(mode, "rdvnofeat"))
-		c.features = htole64(FEAT_CANCEL_ACK);
+		req.pd.features = htole64(FEAT_CANCEL_ACK);
+	if (!strcmp(mode, "ka")) {
+		t = strtoul(argv[5], NULL, 0);
+		ka = strtoul(argv[6], NULL, 0);
+		req.pd.features |= htole64(FEAT_KA);
+		req.ka.ka_timeout_ms = htole32(t);
+	}
 	if (i < ARRAY_SIZE(reject_modes)) {
 		ret = do_reject(&p, mode);
 	} else if (!strcmp(mode, "cancelreuse")) {
-		ret = connect_unreposted(&p, &c, 1);
+		ret = connect_unreposted(&p, &req, 1);
 		if (!ret)
 			ret = do_cancelreuse(&p);
 	} else if (!strcmp(mode, "cancelqueued")) {
-		ret = connect_unreposted(&p, &c, 3);
+		ret = connect_unreposted(&p, &req, 3);
 		if (!ret)
 			ret = do_cancelqueued(&p);
-	} else if (peer_connect(&p, &c)) {
+	} else if (peer_connect(&p, &req)) {
 		ret = 1;
 	} else if (!strcmp(mode, "good")) {
 		ret = do_good(&p);
@@ -1011,6 +1140,8 @@ int main(int argc, char **argv)
 		ret = do_cancel(&p);
 	} else if (!strcmp(mode, "silent")) {
 		ret = do_silent(&p, wait_ms);
+	} else if (!strcmp(mode, "ka")) {
+		ret = do_ka(&p, t, ka);
 	} else if (!strcmp(mode, "badkey_req")) {
 		ret = do_badkey(&p, 0);
 	} else if (!strcmp(mode, "badkey_rep")) {

@@ -23,10 +23,6 @@
 #define M_SLEEP		4
 #define M_NONE		999		/* no handler */
 
-#define FEAT_RDV	0x1
-#define FEAT_REMOTE_INV	0x2
-#define FEAT_CANCEL_ACK	0x4
-
 #define WS_NO_METHOD	0x10000
 #define ECANCELED_WIRE	125		/* generic errno ECANCELED */
 
@@ -34,10 +30,17 @@
 #define NR_RECV		20		/* depth 16 + 4, as krpc posts */
 #define SEND_SIZE	SEG_SIZE
 #define RDV_LEN		100000
-#define KA_MS		300		/* our keepalive interval */
+#define KA_MS		300		/* our default keepalive interval */
+#define KA_WATCH	8		/* idle_gaps(): bounds watched */
 
-/* How long the server may take to answer or close: argv[4], 5 s by default. */
-static int wait_ms = 5000;
+/* How long the other side may take to answer or close (MS): 5 s by default. */
+extern int wait_ms;
+
+/* Private data of a REQ or REP: the extension only with FEAT_KA. */
+struct conn_data {
+	struct conn_pd pd;
+	struct conn_ka ka;
+};
 
 struct peer {
 	struct rdma_event_channel *ch;
@@ -52,6 +55,7 @@ struct peer {
 	int repost;		/* repost each receive once it is consumed */
 	/* Client: the server's answer; server: what it answered. */
 	struct conn_pd ans;
+	struct conn_ka ans_ka;		/* client: with FEAT_KA in ans */
 	uint32_t inline_max;
 	/* Flow control (protocol.rst): what we may send, what we owe. */
 	unsigned int send_credits;
@@ -59,6 +63,16 @@ struct peer {
 	unsigned int keepalives;	/* KEEPALIVEs seen */
 	long last_tx;			/* now_ms() of our last message */
 	int silent;			/* never send a keepalive */
+	/*
+	 * Our keepalive interval, KA_MS if 0.  With FEAT_KA, a third of the
+	 * other side's timeout, no more often: each keepalive of ours draws
+	 * a credit update, which must not stand in for the other side's own
+	 * keepalives that idle_gaps() measures.
+	 */
+	unsigned int ka_ms;
+	unsigned int nr_rx;		/* messages since idle_gaps() began */
+	long last_rx;			/* now_ms() of the last one */
+	long max_gap;			/* the longest wait for one */
 	int connected;
 	struct rdma_cm_id *listen_id;	/* server */
 };
@@ -83,7 +97,9 @@ int cm_pending(struct peer *p);
 int disconnected(struct peer *p);
 int keepalive(struct peer *p);
 int expect_closed(struct peer *p, int ms);
+int idle_gaps(struct peer *p, int ms, long bound);
 
-int serve(const char *mode, const char *addr, const char *port);
+int serve(const char *mode, const char *addr, const char *port, uint32_t ka,
+	  uint32_t t);
 
 #endif /* KRPC_RDMA_PEER_H */

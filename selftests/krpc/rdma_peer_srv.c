@@ -3,18 +3,27 @@
  * rdma_peer's server modes: a raw verbs krpc server that a krpc kernel
  * client (krpc_test) connects to, for rpc_rdma_peer.sh.
  *
- *   rdma_peer serve MODE ADDR PORT [MS]
+ *   rdma_peer serve MODE ADDR PORT [MS [KA [T]]]
  *
  * listens on ADDR:PORT, prints "listening", takes one connection (its
- * connect request checked against Documentation/protocol.rst) and:
+ * connect request checked against Documentation/protocol.rst: with KA,
+ * it must offer KRPC_WFEAT_KA and announce a ka_timeout_ms of KA) and:
  *
  *   good		serves echo calls, inline and by rendezvous (READ of the
  *			client's request region, WRITE to its reply region,
  *			REPLY with WRITTEN), until the client disconnects;
  *			prints "served N"
- *   rep_magic, rep_depth
- *			answers the handshake with a wrong magic, or with more
- *			depth than asked: the client must close
+ *   ka			answers with KRPC_WFEAT_KA and a ka_timeout_ms of T;
+ *			idle for KA_WATCH times T, our keepalives every third
+ *			of the client's timeout, the client must send
+ *			something at least every T ms meanwhile (the gaps
+ *			measured and printed, idle_gaps()); then serves as
+ *			good does
+ *   rep_magic, rep_depth, rep_ka
+ *			answers the handshake with a wrong magic, with more
+ *			depth than asked, or with KRPC_WFEAT_KA and a
+ *			ka_timeout_ms of 100, below krpc's range: the client
+ *			must close
  *   unknown_call, reply_method, reply_status, error_payload, error_status,
  *   written_noregion, written_big, inline_big, to_client, credits
  *			answers the first request wrongly (rpc_rdma_peer.sh
@@ -34,21 +43,38 @@
 
 #define EMSGSIZE_WIRE	90		/* generic errno EMSGSIZE */
 
-/* The kernel client's connect request, checked as krpc's server would. */
-static int check_req(const struct conn_pd *c)
+/*
+ * The kernel client's connect request (@len bytes of private data),
+ * checked as krpc's server would; with @ka, it must offer KRPC_WFEAT_KA
+ * and announce that ka_timeout_ms.
+ */
+static int check_req(const struct conn_data *req, size_t len, uint32_t ka)
 {
+	const struct conn_pd *c = &req->pd;
 	uint32_t rs = le32toh(c->recv_size), im = le32toh(c->inline_max);
-	uint32_t mm = le32toh(c->max_msg);
+	uint32_t mm = le32toh(c->max_msg), tmo;
+	uint64_t feat = le64toh(c->features);
 	uint16_t depth = le16toh(c->depth);
 
-	if (be32toh(c->magic) != MAGIC || le16toh(c->version) != VERSION ||
+	if (len < sizeof(*c) ||
+	    be32toh(c->magic) != MAGIC || le16toh(c->version) != VERSION ||
 	    !depth || depth > DEPTH_MAX || !c->credits || c->reserved0 ||
 	    rs < 2 * HDR_SIZE || rs > SEG_SIZE || !im || im > rs - HDR_SIZE ||
 	    mm < SEG_SIZE || mm > MAX_MSG_MAX ||
-	    (le64toh(c->features) & ~(uint64_t)(FEAT_RDV | FEAT_REMOTE_INV |
-						FEAT_CANCEL_ACK)))
-		return fail("bad connect request: depth %u credits %u recv_size %u inline_max %u max_msg %u",
-			    depth, le16toh(c->credits), rs, im, mm);
+	    (feat & ~(uint64_t)(FEAT_RDV | FEAT_REMOTE_INV | FEAT_CANCEL_ACK |
+				FEAT_KA)))
+		return fail("bad connect request: %zu bytes, depth %u credits %u recv_size %u inline_max %u max_msg %u features %#llx",
+			    len, depth, le16toh(c->credits), rs, im, mm,
+			    (unsigned long long)feat);
+	if (!(feat & FEAT_KA) && ka)
+		return fail("%s", "the connect request offers no KRPC_WFEAT_KA");
+	if (!(feat & FEAT_KA))
+		return 0;
+	tmo = le32toh(req->ka.ka_timeout_ms);
+	if (len < sizeof(*req) || req->ka.reserved || tmo < KA_TIMEOUT_MIN ||
+	    tmo > KA_TIMEOUT_MAX || (ka && tmo != ka))
+		return fail("bad keepalive extension: %zu bytes, ka_timeout_ms %u (want %u), reserved %u",
+			    len, tmo, ka, le32toh(req->ka.reserved));
 	return 0;
 }
 
@@ -57,21 +83,27 @@ static uint32_t min32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* Listen, take one connect request, accept it with our answer. */
+/*
+ * Listen, take one connect request (checked against @ka, check_req()),
+ * accept it with our answer; mode ka announces @t.
+ */
 static int accept_one(struct peer *p, const char *mode, const char *addr,
-		      const char *port)
+		      const char *port, uint32_t ka, uint32_t t)
 {
 	struct rdma_addrinfo hints = {
 		.ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP,
 	}, *ai;
+	struct conn_data rep = { 0 }, req;
 	struct rdma_conn_param cp = {
-		.private_data = &p->ans, .private_data_len = sizeof(p->ans),
+		.private_data = &rep, .private_data_len = sizeof(rep.pd),
 		.responder_resources = 1, .initiator_depth = 1,
 		.retry_count = 7, .rnr_retry_count = 0,
 	};
 	struct pollfd f;
 	struct rdma_cm_event *ev;
-	struct conn_pd *a = &p->ans, req;
+	struct conn_pd *a = &p->ans;
+	uint32_t ans_ka = 0;	/* ours; 0: no FEAT_KA in the answer */
+	size_t len = 0;
 	unsigned int i;
 	int ret;
 
@@ -97,35 +129,52 @@ static int accept_one(struct peer *p, const char *mode, const char *addr,
 	}
 	p->id = ev->id;
 	memset(&req, 0, sizeof(req));
-	if (ev->param.conn.private_data &&
-	    ev->param.conn.private_data_len >= sizeof(req))
-		memcpy(&req, ev->param.conn.private_data, sizeof(req));
+	if (ev->param.conn.private_data) {
+		len = ev->param.conn.private_data_len;
+		memcpy(&req, ev->param.conn.private_data,
+		       len < sizeof(req) ? len : sizeof(req));
+	}
 	rdma_ack_cm_event(ev);
-	if (check_req(&req) || peer_verbs(p))
+	if (check_req(&req, len, ka) || peer_verbs(p))
 		return 1;
 
 	/* Our answer: the minimum of both sides', as krpc's server. */
 	memset(a, 0, sizeof(*a));
 	a->magic = htobe32(MAGIC);
 	a->version = htole16(VERSION);
-	a->depth = htole16(min32(le16toh(req.depth), NR_RECV - 4));
-	a->features = htole64(le64toh(req.features) &
+	a->depth = htole16(min32(le16toh(req.pd.depth), NR_RECV - 4));
+	a->features = htole64(le64toh(req.pd.features) &
 			      (FEAT_RDV | FEAT_CANCEL_ACK));
 	a->credits = htole16(NR_RECV);
 	a->recv_size = htole32(RECV_SIZE);
 	/* Larger than our regions: a written reply can exceed the client's. */
-	a->max_msg = htole32(min32(le32toh(req.max_msg), 1 << 20));
-	a->inline_max = htole32(min32(min32(le32toh(req.inline_max),
-					    le32toh(req.recv_size) - HDR_SIZE),
+	a->max_msg = htole32(min32(le32toh(req.pd.max_msg), 1 << 20));
+	a->inline_max = htole32(min32(min32(le32toh(req.pd.inline_max),
+					    le32toh(req.pd.recv_size) -
+					    HDR_SIZE),
 				      RECV_SIZE - HDR_SIZE));
 	if (!strcmp(mode, "rep_magic"))
 		a->magic = htobe32(0x12345678);
 	else if (!strcmp(mode, "rep_depth"))
-		a->depth = htole16(le16toh(req.depth) + 1);
+		a->depth = htole16(le16toh(req.pd.depth) + 1);
 	else if (!strcmp(mode, "inline_big"))
 		a->inline_max = htole32(1024);
+	else if (!strcmp(mode, "ka"))
+		ans_ka = t;
+	else if (!strcmp(mode, "rep_ka"))
+		ans_ka = 100;
+	/* The other modes answer as a peer that knows no extension. */
+	if (ans_ka) {
+		if (!(le64toh(req.pd.features) & FEAT_KA))
+			return fail("%s", "no KRPC_WFEAT_KA to answer");
+		a->features |= htole64(FEAT_KA);
+		rep.ka.ka_timeout_ms = htole32(ans_ka);
+		cp.private_data_len = sizeof(rep);
+		p->ka_ms = le32toh(req.ka.ka_timeout_ms) / 3;
+	}
+	rep.pd = *a;
 	p->inline_max = le32toh(a->inline_max);
-	p->send_credits = le16toh(req.credits);
+	p->send_credits = le16toh(req.pd.credits);
 	p->nr_recv = NR_RECV;
 	p->repost = 1;
 	for (i = 0; i < NR_RECV; i++)
@@ -303,7 +352,7 @@ static int serve_loop(struct peer *p, const char *mode, unsigned long *served)
 		}
 		if (h.type != T_REQUEST)
 			return fail("type %u from the client", h.type);
-		if (strcmp(mode, "good"))
+		if (strcmp(mode, "good") && strcmp(mode, "ka"))
 			return answer_bad(p, mode, &h);
 		if (answer_echo(p, &h, body, il))
 			return 1;
@@ -336,13 +385,18 @@ static int refused(struct peer *p)
 	return fail("the client did not close within %d ms", wait_ms);
 }
 
-int serve(const char *mode, const char *addr, const char *port)
+int serve(const char *mode, const char *addr, const char *port, uint32_t ka,
+	  uint32_t t)
 {
 	unsigned long served = 0;
 	struct peer p = { 0 };
 	int ret;
 
-	ret = accept_one(&p, mode, addr, port);
+	if (!strcmp(mode, "ka") && !t)
+		return fail("%s", "serve ka: no T");
+	ret = accept_one(&p, mode, addr, port, ka, t);
+	if (!ret && !strcmp(mode, "ka"))
+		ret = idle_gaps(&p, KA_WATCH * t, t);
 	if (!ret) {
 		if (!strncmp(mode, "rep_", 4))
 			ret = refused(&p);

@@ -133,6 +133,12 @@ rpc_check "no RNR NAK or data-path registration; copies as the transport makes t
 	krpc_test counters
 ktap_check "connection is over $KRPC_TRANSPORT" \
 	test "$(rpc_info krpc_test transport)" = "$RPC_XPRT"
+# Each side announced its ka_timeout_ms in the handshake; the other keeps it.
+kato=$(cat /sys/module/krpc/parameters/ka_timeout_ms)
+ktap_check "the client holds the server's keepalive timeout ($kato ms)" \
+	rpc_ka_peer client "$kato"
+ktap_check "the server holds the client's keepalive timeout ($kato ms)" \
+	rpc_ka_peer server "$kato"
 if [ "$KRPC_TRANSPORT" = rdma ]; then
 	ktap_check "rdv calls granted keys" \
 		test "$(rpc_info krpc_test mr_grants)" -gt 0

@@ -35,6 +35,26 @@ conn_field() {
 	sed -n "s/^conn=$1 .* $2=\([0-9]*\).*/\1/p" /sys/kernel/debug/krpc/conns
 }
 
+# rpc_ka_peer ROLE MS: a ROLE (client, server) connection took MS as the
+# ka_timeout_ms its peer announced in the handshake (0: none)
+rpc_ka_peer() {
+	grep -q "^conn=[0-9]* role=$1 .* ka_peer_ms=$2 " \
+		/sys/kernel/debug/krpc/conns
+}
+
+# rpc_idle_done FILE PID: the raw peer PID, writing to FILE, has measured
+# an idle connection (its "idle: ..." line), or it is gone
+rpc_idle_done() { grep -q "^idle: " "$1" || ! kill -0 "$2" 2>/dev/null; }
+
+# rpc_gap_below FILE MS: the longest the raw peer waited for a message on
+# the idle connection (its "idle: ... max gap G ms" line in FILE) is below MS
+rpc_gap_below() {
+	local g
+	g=$(sed -n 's/^idle: .* max gap \([0-9]*\) ms.*/\1/p' "$1")
+	log "max gap ${g:-none}, bound $2"
+	[ -n "$g" ] && [ "$g" -lt "$2" ]
+}
+
 # client_conn_id: the id of the (one) client-side connection
 client_conn_id() {
 	sed -n 's/^conn=\([0-9]*\) role=client .*/\1/p' \

@@ -10,11 +10,14 @@
 # connection, counted as one protocol error and logged with its reason; a
 # client reusing a slot before its CANCEL was answered is refused; regions
 # with keys never granted fail the server's READ or WRITE and close the
-# connection; a silent peer is closed by the keepalive timeout.  A kernel
-# client keeps echoing through the same server.  Then rdma_peer serves and
-# the kernel client calls it: echo calls both ways of transfer, then bad
-# handshake answers (the connect fails with -EPROTO) and bad answers to a
-# call (the call fails with EPROTO, one protocol error each, logged).  In
+# connection; a silent peer is closed by the keepalive timeout; a peer
+# that announces a short keepalive timeout (KRPC_WFEAT_KA) hears from the
+# server within it while idle, and out-of-range announcements get the exact
+# reject.  A kernel client keeps echoing through the same server.  Then
+# rdma_peer serves and the kernel client calls it: echo calls both ways of
+# transfer, a short keepalive timeout of the peer's kept while idle, then
+# bad handshake answers (the connect fails with -EPROTO) and bad answers to
+# a call (the call fails with EPROTO, one protocol error each, logged).  In
 # the end every counter is back to where it was and nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
@@ -32,11 +35,20 @@ trap cleanup EXIT
 ka=$((2000 * RPC_SLOW))
 bound=$((3 * ka + 2000 * RPC_SLOW))
 ms=$((5000 * RPC_SLOW))
+# The keepalive timeout a peer announces: below twice the ka_interval_ms
+# of ka / 5, so krpc must send every T / 2, at most 3/4 T apart (its tick
+# runs every T / 4), where its own interval alone leaves gaps of ka / 5 to
+# 3/10 ka, above T.  Either way the margin is 1/4 T or more.
+T=$((3 * ka / 20))
 ktap_check "insmod krpc.ko (peer dead after $ka ms of silence)" \
 	rpc_krpc_load ka_interval_ms=$((ka / 5)) ka_timeout_ms=$ka
 ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
 rpc_check "server listens" krpc_test server_start "$RPC_PORT"
 rpc_check "kernel client connects" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+ktap_check "krpc's client took its server's ka_timeout_ms (ka_peer_ms=$ka)" \
+	rpc_ka_peer client $ka
+ktap_check "krpc's server took its client's ka_timeout_ms (ka_peer_ms=$ka)" \
+	rpc_ka_peer server $ka
 
 open0=$(krpc_stat conns_open)
 perr0=$(krpc_stat protocol_errors)
@@ -73,18 +85,25 @@ ktap_check "cancelqueued: connection gone" settle
 ktap_check "cancelqueued: the reply had waited for credits" \
 	test "$(krpc_stat conn_credit_stalls)" -gt "$st0"
 
-# Handshake: MODE LOGGED ("rejecting ADDR: REASON (ERRNO), value VALUE";
-# the peer checks reason and value on the wire)
-n=0
-while read -r m why; do
-	n=$((n + 1))
-	klog_mark
-	ktap_check "$m: exact reject" peer "$m"
-	ktap_check "$m: rejection counted" \
-		test "$(krpc_stat conns_rejected)" = $((rej0 + n))
-	ktap_check "$m: logged" logged "rejecting $KRPC_ADDR4:"
-	ktap_check "$m: logged \"$why\"" logged "$why"
-done <<'EOF'
+# Handshake: lines MODE LOGGED on stdin ("rejecting ADDR: REASON (ERRNO),
+# value VALUE"; the peer checks reason and value on the wire); nrej counts
+# them all.  The kernel logs 10 in 5 s at most (pr_info_ratelimited): a
+# second table waits for rej_t0's 5 s to be over.
+nrej=0
+rej_t0=$(date +%s)
+rejects() {
+	local m why
+	while read -r m why; do
+		nrej=$((nrej + 1))
+		klog_mark
+		ktap_check "$m: exact reject" peer "$m"
+		ktap_check "$m: rejection counted" \
+			test "$(krpc_stat conns_rejected)" = $((rej0 + nrej))
+		ktap_check "$m: logged" logged "rejecting $KRPC_ADDR4:"
+		ktap_check "$m: logged \"$why\"" logged "$why"
+	done
+}
+rejects <<'EOF'
 magic		: not krpc (-71), value 0
 version		: protocol version (-93), value 1
 depth0		: parameters (-22), value 1024
@@ -148,22 +167,49 @@ ktap_check "silent: closed within $bound ms, after keepalives" peer silent $boun
 ktap_check "silent: connection gone" settle
 ktap_check "silent: the timeout logged" logged ", peer is dead"
 
+# The keepalive extension's checks (kalow, kahigh: a ka_timeout_ms beyond
+# krpc's range; kareserved: the extension's reserved field set)
+while [ $(($(date +%s) - rej_t0)) -le 6 ]; do sleep 0.5; done
+rejects <<'EOF'
+kalow		: parameters (-22), value 200
+kahigh		: parameters (-22), value 600000
+kareserved	: parameters (-22), value 0
+EOF
+ktap_check "kernel client still served after the keepalive rejects" \
+	still_serving
+
+out=$(mktemp)	# the guest's tmpfs
+out_has() { grep -q "$1" "$out"; }
+# served: the background rdma_peer (spid) succeeded; what it said shown
+served() { wait "$spid"; local r=$?; sed 's/^/# /' "$out"; return $r; }
+
+# The peer offers KRPC_WFEAT_KA with a timeout of T and stays idle.
+echo "# + $peer ka $KRPC_ADDR4 $RPC_PORT $ms $T $ka &"
+"$peer" ka "$KRPC_ADDR4" "$RPC_PORT" "$ms" "$T" "$ka" > "$out" 2>&1 &
+spid=$!
+ktap_check "ka: the server took the peer's ka_timeout_ms (ka_peer_ms=$T)" \
+	wait_for $((5 * RPC_SLOW)) rpc_ka_peer server "$T"
+ktap_check "ka: answered with KRPC_WFEAT_KA and ka_timeout_ms $ka, kept alive" \
+	served
+ktap_check "ka: the server sent something at least every $T ms while idle" \
+	rpc_gap_below "$out" "$T"
+ktap_check "ka: connection gone" settle
+
 ktap_check "no other protocol error" \
 	test "$(krpc_stat protocol_errors)" = $((perr0 + nperr))
 rpc_check "client disconnects" krpc_test disconnect
 
 # The other way round: rdma_peer serves, krpc_test's client calls it.
 eport=$((RPC_PORT + 7))
-out=$(mktemp)	# the guest's tmpfs
-out_has() { grep -q "$1" "$out"; }
-# serve MODE: start rdma_peer serving MODE, wait until it listens
+# serve MODE [T]: start rdma_peer serving MODE (checking that the client
+# announces a ka_timeout_ms of $ka), wait until it listens
 serve() {
-	echo "# + $peer serve $1 $KRPC_ADDR4 $eport $ms &"
-	"$peer" serve "$1" "$KRPC_ADDR4" "$eport" "$ms" > "$out" 2>&1 &
+	echo "# + $peer serve $1 $KRPC_ADDR4 $eport $ms $ka ${2:+$2 }&"
+	"$peer" serve "$1" "$KRPC_ADDR4" "$eport" "$ms" "$ka" ${2:+"$2"} \
+		> "$out" 2>&1 &
 	spid=$!
 	wait_for $((10 * RPC_SLOW)) out_has listening
 }
-served() { wait "$spid"; local r=$?; sed 's/^/# /' "$out"; return $r; }
 # cmd_fails ERROR COMMAND...: the krpc_test command fails with ERROR
 # (strerror's text, as the write reports it)
 cmd_fails() {
@@ -180,6 +226,8 @@ klog_mark
 ktap_check "serve good: peer listens" serve good
 rpc_check "serve good: kernel client connects" \
 	krpc_test connect "$KRPC_ADDR4" "$eport"
+ktap_check "serve good: the peer announced no timeout (ka_peer_ms=0)" \
+	rpc_ka_peer client 0
 rpc_check "serve good: inline echo" krpc_test echo 100 3
 rpc_check "serve good: rendezvous echo (READ and WRITE by the peer)" \
 	krpc_test echo 100000 2
@@ -187,6 +235,23 @@ rpc_check "serve good: kernel client disconnects" krpc_test disconnect
 ktap_check "serve good: the peer served all 5 calls" served
 ktap_check "serve good: served 5" out_has "^served 5$"
 ktap_check "serve good: no protocol error" \
+	test "$(krpc_stat protocol_errors)" = "$perr0"
+
+# The peer answers with KRPC_WFEAT_KA and a timeout of T: the kernel client
+# keeps the idle connection alive within it, and still calls.
+ktap_check "serve ka: peer listens" serve ka "$T"
+rpc_check "serve ka: kernel client connects" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+ktap_check "serve ka: the client took the peer's ka_timeout_ms (ka_peer_ms=$T)" \
+	rpc_ka_peer client "$T"
+ktap_check "serve ka: the peer watched the idle connection" \
+	wait_for $((10 * RPC_SLOW)) rpc_idle_done "$out" "$spid"
+ktap_check "serve ka: the client sent something at least every $T ms while idle" \
+	rpc_gap_below "$out" "$T"
+rpc_check "serve ka: inline echo after the idle time" krpc_test echo 100 1
+rpc_check "serve ka: kernel client disconnects" krpc_test disconnect
+ktap_check "serve ka: the peer saw it all as expected" served
+ktap_check "serve ka: no protocol error" \
 	test "$(krpc_stat protocol_errors)" = "$perr0"
 
 # MODE ERRNO: the client refuses the answer (the check's errno logged)
@@ -201,6 +266,7 @@ while read -r m err; do
 done <<'EOF'
 rep_magic	-71
 rep_depth	-22
+rep_ka		-22
 EOF
 
 # MODE SIZE REASON: the kernel client's call of SIZE bytes gets a bad

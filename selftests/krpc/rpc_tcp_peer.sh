@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # A raw-socket peer (tcp_peer) misbehaves against a krpc TCP server: wrong
-# magic and version (answered with the exact reject, then closed), an
-# oversized length, an unknown type, random header bytes, a busy slot
-# (closed at once, counted as protocol errors), half a hello, half a header
-# and half a payload followed by silence (closed by the keepalive bound).
+# magic and version, a keepalive timeout beyond krpc's range or a reserved
+# field set (answered with the exact reject, then closed), an oversized
+# length, an unknown type, random header bytes, a busy slot (closed at
+# once, counted as protocol errors), half a hello, half a header and half
+# a payload followed by silence (closed by the keepalive bound).  A peer
+# that announces a short keepalive timeout hears from the server within it
+# while idle.
 # Then backpressure: a flood of one-way messages to a method that holds
 # them, and requests whose large replies are never read, each leave exactly
 # 2 x depth requests alive at the server, which stops reading (rx_pauses)
@@ -12,8 +15,11 @@
 # that closes its side (FIN) while held back has every message it sent
 # before handled; one that resets it is dropped at once, and only what the
 # server had read is handled.
-# Meanwhile a kernel client keeps echoing through the same server; in the
-# end every counter is back to where it was and nothing leaks.
+# Meanwhile a kernel client keeps echoing through the same server.  Then
+# tcp_peer serves the kernel client: it must announce its keepalive
+# timeout, keep the peer's short one while idle, and refuse one beyond
+# krpc's range.  In the end every counter is back to where it was and
+# nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -30,12 +36,21 @@ trap cleanup EXIT
 
 ka=$((2000 * RPC_SLOW))
 bound=$((3 * ka + 2000 * RPC_SLOW))
+# The keepalive timeout a peer announces: below twice the ka_interval_ms
+# of ka / 5, so krpc must send every T / 2, at most 3/4 T apart (its tick
+# runs every T / 4), where its own interval alone leaves gaps of ka / 5 to
+# 3/10 ka, above T.  Either way the margin is 1/4 T or more.
+T=$((3 * ka / 20))
 ktap_check "insmod krpc.ko (peer dead after $ka ms of silence)" \
 	rpc_krpc_load ka_interval_ms=$((ka / 5)) ka_timeout_ms=$ka
 ktap_check "insmod krpc_test.ko" rpc_insmod krpc_test
 rpc_check "TCP transport" krpc_test transport 2
 rpc_check "server listens" krpc_test server_start "$RPC_PORT"
 rpc_check "kernel client connects" krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+ktap_check "krpc's client took its server's ka_timeout_ms (ka_peer_ms=$ka)" \
+	rpc_ka_peer client $ka
+ktap_check "krpc's server took its client's ka_timeout_ms (ka_peer_ms=$ka)" \
+	rpc_ka_peer server $ka
 
 open0=$(krpc_stat conns_open)
 perr0=$(krpc_stat protocol_errors)
@@ -47,18 +62,35 @@ peer() { pp "$peer" "$1" "$KRPC_ADDR4" "$RPC_PORT" ${2:+"$2"}; }
 still_serving() { rpc_do krpc_test echo 5000 2; }
 # settle: the server's side of the peer's connection is gone
 settle() { rpc_conns_back "$open0"; }
+# logged TEXT: the kernel logged TEXT since the last klog_mark
+logged() { klog_since | grep -qF -- "$1"; }
+logged_re() { klog_since | grep -qE -- "$1"; }
+out=$(mktemp)	# the guest's tmpfs
+out_has() { grep -q "$1" "$out"; }
+# fok: the background peer (fpid) succeeded; what it said shown
+fok() { wait $fpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
 
 ktap_check "byte-at-a-time hello and echo call answered exactly" peer good
 ktap_check "connection gone" settle
 
+# Hello: MODE LOGGED (the server's "rejecting ADDR over TCP: REASON
+# (ERRNO), value VALUE"; the peer checks reason and value on the wire)
 n=0
-for m in magic version; do
+while read -r m why; do
 	n=$((n + 1))
-	ktap_check "$m: exact reject, then closed" peer $m
+	klog_mark
+	ktap_check "$m: exact reject, then closed" peer "$m"
 	ktap_check "$m: connection gone" settle
 	ktap_check "$m: rejection counted" test "$(krpc_stat conns_rejected)" = $((rej0 + n))
+	ktap_check "$m: logged \"$why\"" logged "$why"
 	ktap_check "$m: kernel client still served" still_serving
-done
+done <<'EOF'
+magic		over TCP: not krpc (-71), value 0
+version		over TCP: protocol version (-93), value 1
+kalow		over TCP: parameters (-22), value 200
+kahigh		over TCP: parameters (-22), value 600000
+kareserved	over TCP: parameters (-22), value 0
+EOF
 
 n=0
 for m in oversize badtype garbage busyslot; do
@@ -75,15 +107,25 @@ for m in stall_hello stall_hdr stall_payload; do
 	ktap_check "$m: connection gone" settle
 	ktap_check "$m: kernel client still served" still_serving
 done
+
+
+# The peer announces a keepalive timeout of T and stays idle.
+echo "# + $peer ka $KRPC_ADDR4 $RPC_PORT $T $ka &"
+"$peer" ka "$KRPC_ADDR4" "$RPC_PORT" "$T" "$ka" > "$out" 2>&1 &
+fpid=$!
+ktap_check "ka: the server took the peer's ka_timeout_ms (ka_peer_ms=$T)" \
+	wait_for $((5 * RPC_SLOW)) rpc_ka_peer server "$T"
+ktap_check "ka: the answer announced ka_timeout_ms $ka, kept alive" fok
+ktap_check "ka: the server sent something at least every $T ms while idle" \
+	rpc_gap_below "$out" "$T"
+ktap_check "ka: connection gone" settle
 # Backpressure.  The peer asks depth 16 and is granted it (the server's
 # depth is the module default, larger): its connection holds at most
 # 2 x 16 requests alive.  Nothing else has requests alive while we sample.
 rbound=32
 wait_s=$((15 * RPC_SLOW))
-out=$(mktemp)	# the guest's tmpfs
 # pconn PORT KEY: a field of the server's connection to the peer at PORT
 pconn() { conn_field "$(rpc_peer_conn "$1")" "$2"; }
-out_has() { grep -q "$1" "$out"; }
 peer_port() { sed -n 's/^port //p' "$out"; }
 paused() { [ "$(pconn "$(peer_port)" rx_pauses)" -gt 0 ] 2>/dev/null; }
 # held_at_bound PID EXACT: 5 samples, 0.3 s apart, while the peer is held:
@@ -132,7 +174,6 @@ ktap_check "flood: the gate holds exactly $rbound" \
 	       grep -q 'held $rbound\$' /sys/kernel/debug/krpc_test/log"
 ktap_check "flood: kernel client still served" still_serving
 rpc_check "gate opens" krpc_test gate_open
-fok() { wait $fpid; local r=$?; sed 's/^/# /' "$out"; return $r; }
 ktap_check "flood: all $count messages and the final call went through" fok
 ktap_check "flood: connection gone" settle
 ktap_check "flood: no request left" wait_for "$wait_s" reqs_gone
@@ -211,10 +252,46 @@ epid=$!
 ktap_check "early_reply: peer listens" wait_for "$wait_s" out_has listening
 rpc_check "kernel client connects to the peer" \
 	krpc_test connect "$KRPC_ADDR4" "$eport"
+ktap_check "early_reply: the peer announced no timeout (ka_peer_ms=0)" \
+	rpc_ka_peer client 0
 rpc_check "early_reply: both calls complete" krpc_test early_reply 1048576
 eok() { wait $epid; local r=$?; sed 's/^/# /' "$out"; return $r; }
 ktap_check "early_reply: the first request reached the peer unchanged" eok
 rpc_check "client disconnects from the peer" krpc_test disconnect
+
+# serve MODE ARGS...: start tcp_peer MODE on eport (fpid), wait until it
+# listens; it checks that the client announces a ka_timeout_ms of $ka
+serve() {
+	local m=$1
+	shift
+	echo "# + $peer $m 0.0.0.0 $eport $* &"
+	"$peer" "$m" 0.0.0.0 "$eport" "$@" > "$out" 2>&1 &
+	fpid=$!
+	wait_for "$wait_s" out_has listening
+}
+
+# The peer answers with a keepalive timeout of T: the kernel client keeps
+# the idle connection alive within it.
+ktap_check "serve_ka: peer listens" serve serve_ka "$T" "$ka"
+rpc_check "serve_ka: kernel client connects" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+ktap_check "serve_ka: the client took the peer's ka_timeout_ms (ka_peer_ms=$T)" \
+	rpc_ka_peer client "$T"
+ktap_check "serve_ka: the peer watched the idle connection" \
+	wait_for "$wait_s" rpc_idle_done "$out" "$fpid"
+ktap_check "serve_ka: the client sent something at least every $T ms while idle" \
+	rpc_gap_below "$out" "$T"
+rpc_check "serve_ka: kernel client disconnects" krpc_test disconnect
+ktap_check "serve_ka: the peer saw the client close" fok
+
+# One of 100 ms, below krpc's range: the client refuses the answer.
+klog_mark
+ktap_check "serve_kabad: peer listens" serve serve_kabad "$ka"
+rpc_check "serve_kabad: connect fails with -EPROTO" \
+	krpc_test connect_fail "$KRPC_ADDR4" "$eport" 71
+ktap_check "serve_kabad: the client closed" fok
+ktap_check "serve_kabad: logged (-22)" \
+	logged_re "bad handshake answer from $KRPC_ADDR4:[0-9]+ \\(-22\\)"
 rm -f "$out"
 
 rpc_check "server stops" krpc_test server_stop

@@ -8,6 +8,16 @@
  *   magic ADDR PORT		a hello with a wrong magic: answered with a
  *				reject (reason 1), then closed
  *   version ADDR PORT		a hello of version 99: reject reason 2, value 1
+ *   kalow ADDR PORT		a hello announcing a ka_timeout_ms of 100:
+ *				reject reason 3, value 200 (krpc's minimum)
+ *   kahigh ADDR PORT		one of 700000: reason 3, value 600000
+ *   kareserved ADDR PORT	its reserved field set: reason 3, value 0
+ *   ka ADDR PORT T KA		a hello announcing a ka_timeout_ms of T; the
+ *				answer announces the server's, KA; then idle
+ *				for KA_WATCH times T (our keepalives every
+ *				third of KA): the server must send something
+ *				at least every T ms (the gaps measured and
+ *				printed, keep_idle())
  *   oversize ADDR PORT		a request longer than the negotiated maximum:
  *				closed at once
  *   badtype ADDR PORT		a message of an unknown type: closed
@@ -40,8 +50,10 @@
  *				stop for 500 ms, within MS; then waits for
  *				SIGUSR1 and closes with the replies unread
  *
- *   early_reply ADDR PORT LEN	a server (the one mode that listens, on
- *				ADDR:PORT; prints "listening"): for the
+ *   early_reply ADDR PORT LEN	a server (listening on ADDR:PORT; prints
+ *				"listening"; the client's hello must
+ *				announce a ka_timeout_ms in krpc's range, and
+ *				the answer announces none): for the
  *				first request, of LEN bytes, it reads the
  *				header only and replies at once, then waits
  *				2 s (sending keepalives) before it reads
@@ -51,6 +63,15 @@
  *				pattern, seed 1: the pages may not have been
  *				refilled meanwhile); a second request
  *				(seed 2) is read and answered; closed
+ *   serve_ka ADDR PORT T KA	a server as early_reply's, whose client must
+ *				announce KA and whose answer announces T;
+ *				then idle for KA_WATCH times T (our
+ *				keepalives every third of KA): the client
+ *				must send something at least every T ms (the
+ *				gaps measured and printed); then idle until
+ *				the client closes, within 60 s
+ *   serve_kabad ADDR PORT KA	as serve_ka, with a T of 100, below krpc's
+ *				range: the client must close at once
  *
  * The hello asks depth 16, or $TCP_PEER_DEPTH when that is set.
  *
@@ -79,12 +100,14 @@
 
 #include "peer_wire.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define M_ECHO		1
 #define M_BIG		9
 #define M_GATE		10
 #define FLOOD_LEN	512
 #define BIG_REPLY	65536
 #define EARLY_TAIL	262144	/* early_reply: read slowly */
+#define KA_WATCH	8	/* keep_idle(): bounds watched */
 
 static int fail(const char *fmt, const char *what)
 {
@@ -179,16 +202,31 @@ static void hello_init(struct hello *h, uint16_t version)
 	h->inline_max = htole32(4032);
 }
 
-/* Hello both ways; the server's answer must accept. */
-static int handshake(int fd, struct hello *ans)
+/* @h announces a ka_timeout_ms within krpc's range; reserved fields zero. */
+static int ka_valid(const struct hello *h)
+{
+	uint32_t tmo = le32toh(h->ka_timeout_ms);
+
+	return !h->reserved0 && !h->reserved && tmo >= KA_TIMEOUT_MIN &&
+	       tmo <= KA_TIMEOUT_MAX;
+}
+
+/*
+ * Hello both ways, ours announcing a ka_timeout_ms of @ka_ms (0: none); the
+ * server's answer must accept, and announce its own.
+ */
+static int handshake(int fd, uint32_t ka_ms, struct hello *ans)
 {
 	struct hello h;
 
 	hello_init(&h, VERSION);
+	h.ka_timeout_ms = htole32(ka_ms);
 	if (send_all(fd, &h, sizeof(h)) || recv_all(fd, ans, sizeof(*ans)))
 		return fail("%s", "no hello answer");
 	if (be32toh(ans->magic) != MAGIC || ans->reject || !ans->depth)
 		return fail("%s", "hello not accepted");
+	if (!ka_valid(ans))
+		return fail("%s", "hello answer without a valid ka_timeout_ms");
 	return 0;
 }
 
@@ -231,7 +269,7 @@ static int do_good(int fd)
 	char all[HDR_SIZE + sizeof(msg)];
 	size_t i;
 
-	if (handshake(fd, &ans))
+	if (handshake(fd, 0, &ans))
 		return 1;
 	req_init(&h, 0, 1, sizeof(msg));
 	memcpy(all, &h, HDR_SIZE);
@@ -244,17 +282,49 @@ static int do_good(int fd)
 	return expect_echo(fd, &h, msg, sizeof(msg));
 }
 
-static int do_reject(int fd, uint32_t magic, uint16_t version,
-		     uint16_t reason, uint32_t value)
+static const char *const reject_modes[] = {
+	"magic", "version", "kalow", "kahigh", "kareserved",
+};
+
+static int is_reject_mode(const char *mode)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(reject_modes); i++)
+		if (!strcmp(mode, reject_modes[i]))
+			return 1;
+	return 0;
+}
+
+/* A hello that fails a check: the exact reject (announcing no timeout). */
+static int do_reject(int fd, const char *mode)
 {
 	struct hello h, ans;
+	uint16_t reason = 3;
+	uint32_t value = 0;
 
-	hello_init(&h, version);
-	h.magic = htobe32(magic);
+	hello_init(&h, VERSION);
+	if (!strcmp(mode, "magic")) {
+		h.magic = htobe32(0x12345678);
+		reason = 1;
+	} else if (!strcmp(mode, "version")) {
+		h.version = htole16(99);
+		reason = 2;
+		value = VERSION;
+	} else if (!strcmp(mode, "kalow")) {
+		h.ka_timeout_ms = htole32(100);
+		value = KA_TIMEOUT_MIN;
+	} else if (!strcmp(mode, "kahigh")) {
+		h.ka_timeout_ms = htole32(700000);
+		value = KA_TIMEOUT_MAX;
+	} else {
+		h.ka_timeout_ms = htole32(KA_TIMEOUT_MIN);
+		h.reserved = htole32(1);
+	}
 	if (send_all(fd, &h, sizeof(h)) || recv_all(fd, &ans, sizeof(ans)))
 		return fail("%s", "no answer to the hello");
 	if (be32toh(ans.magic) != MAGIC || le16toh(ans.reject) != reason ||
-	    le32toh(ans.value) != value)
+	    le32toh(ans.value) != value || ans.ka_timeout_ms || ans.reserved)
 		return fail("%s", "not the expected reject");
 	return expect_closed(fd, 5000, 0);
 }
@@ -267,7 +337,7 @@ static int do_bad_hdr(int fd, const char *how)
 	char all[2 * sizeof(h) + sizeof(junk)];
 	size_t n = 0;
 
-	if (handshake(fd, &ans))
+	if (handshake(fd, 0, &ans))
 		return 1;
 	req_init(&h, 0, 1, 0);
 	if (!strcmp(how, "oversize")) {
@@ -313,7 +383,7 @@ static int do_stall(int fd, const char *how, int ms)
 			return fail("%s", "send");
 		return expect_closed(fd, ms, 0);
 	}
-	if (handshake(fd, &ans))
+	if (handshake(fd, 0, &ans))
 		return 1;
 	req_init(&r, 0, 1, 1000);
 	if (!strcmp(how, "stall_hdr")) {
@@ -398,7 +468,7 @@ static int gate_flood(int fd, long count)
 	struct hdr h;
 	long i;
 
-	if (show_port(fd) < 0 || handshake(fd, &ans))
+	if (show_port(fd) < 0 || handshake(fd, 0, &ans))
 		return 1;
 	memset(&h, 0, sizeof(h));
 	h.type = T_ONEWAY;
@@ -510,7 +580,7 @@ static int do_noreader(int fd, int ms)
 
 	sigaction(SIGUSR1, &sa, NULL);
 	port = show_port(fd);
-	if (port < 0 || handshake(fd, &ans))
+	if (port < 0 || handshake(fd, 0, &ans))
 		return 1;
 	depth = le16toh(ans.depth);
 	deadline = now_ms() + ms;
@@ -581,6 +651,73 @@ static int idle_alive(int fd, unsigned int ms)
 }
 
 /*
+ * Idle for @ms, a keepalive of ours every @ka_ms: nothing may come but the
+ * other side's keepalives.  With @bound, each must come less than @bound
+ * ms after the one before (the first after the start; the silence at the
+ * end counts too), and what came is printed; without (0), the other side
+ * must close within @ms instead.  Return 0, or 1 with a line on stderr.
+ */
+static int keep_idle(int fd, long ms, long bound, long ka_ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	long start = now_ms(), last = start, sent = start, max = 0, t;
+	unsigned int n = 0;
+	struct hdr h;
+
+	for (;;) {
+		t = now_ms();
+		if (t - last > max)
+			max = t - last;
+		if (t - start >= ms || (bound && max >= bound))
+			break;
+		if (t - sent >= ka_ms) {
+			if (send_keepalive(fd))
+				return 1;
+			sent = t;
+		}
+		if (poll(&pf, 1, 10) != 1)
+			continue;
+		if (recv_all(fd, &h, sizeof(h)))
+			return bound ? fail("%s", "closed while idle") : 0;
+		if (h.type != T_KEEPALIVE || h.flags || h.method ||
+		    h.call_id || h.status || h.len)
+			return fail("%s", "something other than a keepalive while idle");
+		t = now_ms();
+		if (t - last > max)
+			max = t - last;
+		last = t;
+		n++;
+	}
+	if (!bound)
+		return fail("%s", "connection still open");
+	printf("idle: %u keepalives in %ld ms, max gap %ld ms, bound %ld ms\n",
+	       n, t - start, max, bound);
+	fflush(stdout);
+	if (max >= bound)
+		return fail("%s", "nothing received for as long as the bound");
+	return 0;
+}
+
+/*
+ * A hello announcing a ka_timeout_ms of @t: the answer announces the
+ * server's, @ka; the server then sends at least every @t ms while the
+ * connection is idle.
+ */
+static int do_ka(int fd, uint32_t t, uint32_t ka)
+{
+	struct hello ans;
+
+	if (handshake(fd, t, &ans))
+		return 1;
+	if (le32toh(ans.ka_timeout_ms) != ka) {
+		fprintf(stderr, "tcp_peer: the answer announces ka_timeout_ms %u, want %u\n",
+			le32toh(ans.ka_timeout_ms), ka);
+		return 1;
+	}
+	return keep_idle(fd, KA_WATCH * t, t, ka / 3);
+}
+
+/*
  * @len bytes of pattern @seed; the last @tail bytes a page every 10 ms
  * (with a keepalive every 16 pages), so that the caller's socket holds
  * the end of the message for a while.
@@ -636,31 +773,65 @@ static int reply_empty(int fd, const struct hdr *req)
 	return send_all(fd, &r, sizeof(r)) ? fail("%s", "send reply") : 0;
 }
 
-static int do_early_reply(const char *addr, const char *port, size_t len)
+/*
+ * Listen on @addr:@port (prints "listening"), take one connection: its
+ * socket, or -1 with a line on stderr.  @rcvbuf: its SO_RCVBUF, or 0.
+ */
+static int listen_one(const char *addr, const char *port, int rcvbuf)
 {
 	struct sockaddr_in s4 = { .sin_family = AF_INET };
-	int lfd, fd, one = 1, small = 4096;
-	struct hello h, ans;
-	struct hdr a, b;
+	int lfd, fd, one = 1;
 
 	s4.sin_port = htons(atoi(port));
-	if (inet_pton(AF_INET, addr, &s4.sin_addr) != 1)
-		return fail("%s", "bad address");
+	if (inet_pton(AF_INET, addr, &s4.sin_addr) != 1) {
+		fail("%s", "bad address");
+		return -1;
+	}
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	/* Small windows: most of the request stays in the caller's socket. */
 	if (lfd < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
-	    bind(lfd, (void *)&s4, sizeof(s4)) || listen(lfd, 1))
-		return fail("listen: %s", strerror(errno));
+	    (rcvbuf && setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
+	    bind(lfd, (void *)&s4, sizeof(s4)) || listen(lfd, 1)) {
+		fail("listen: %s", strerror(errno));
+		return -1;
+	}
 	printf("listening\n");
 	fflush(stdout);
 	fd = accept(lfd, NULL, NULL);
 	close(lfd);
 	if (fd < 0)
-		return fail("accept: %s", strerror(errno));
-	if (recv_all(fd, &h, sizeof(h)) || be32toh(h.magic) != MAGIC)
+		fail("accept: %s", strerror(errno));
+	return fd;
+}
+
+/*
+ * The client's hello, into @h: krpc's, announcing a ka_timeout_ms within
+ * its range (@ka: that one; 0: any).
+ */
+static int client_hello(int fd, uint32_t ka, struct hello *h)
+{
+	if (recv_all(fd, h, sizeof(*h)) || be32toh(h->magic) != MAGIC)
 		return fail("%s", "no hello");
+	if (!ka_valid(h) || (ka && le32toh(h->ka_timeout_ms) != ka)) {
+		fprintf(stderr, "tcp_peer: the client's hello announces ka_timeout_ms %u (want %u), reserved %u %u\n",
+			le32toh(h->ka_timeout_ms), ka, le16toh(h->reserved0),
+			le32toh(h->reserved));
+		return 1;
+	}
+	return 0;
+}
+
+static int do_early_reply(const char *addr, const char *port, size_t len)
+{
+	struct hello h, ans;
+	struct hdr a, b;
+	int fd;
+
+	/* Small windows: most of the request stays in the caller's socket. */
+	fd = listen_one(addr, port, 4096);
+	if (fd < 0 || client_hello(fd, 0, &h))
+		return 1;
 	hello_init(&ans, VERSION);
 	if (send_all(fd, &ans, sizeof(ans)))
 		return fail("%s", "send hello");
@@ -675,45 +846,85 @@ static int do_early_reply(const char *addr, const char *port, size_t len)
 	return 0;
 }
 
+/*
+ * Serve krpc's client: its hello must announce @ka, our answer announces
+ * @t.  Then idle for KA_WATCH times @t, our keepalives every third of
+ * @ka, while it must send at least every @t ms, and on until it closes.
+ * With @t below krpc's range, it must close at once instead.
+ */
+static int do_serve_ka(const char *addr, const char *port, uint32_t t,
+		       uint32_t ka)
+{
+	struct hello h, ans;
+	long ka_ms;
+	int fd;
+
+	fd = listen_one(addr, port, 0);
+	if (fd < 0 || client_hello(fd, ka, &h))
+		return 1;
+	hello_init(&ans, VERSION);
+	ans.ka_timeout_ms = htole32(t);
+	if (send_all(fd, &ans, sizeof(ans)))
+		return fail("%s", "send hello");
+	if (t < KA_TIMEOUT_MIN)
+		return expect_closed(fd, 5000, 0);
+	ka_ms = le32toh(h.ka_timeout_ms) / 3;
+	if (keep_idle(fd, KA_WATCH * t, t, ka_ms) ||
+	    keep_idle(fd, 60000, 0, ka_ms))
+		return 1;
+	close(fd);
+	return 0;
+}
+
+/* A mode that connects to the server, on @fd. */
+static int client(int fd, const char *mode, int argc, char **argv)
+{
+	if (!strcmp(mode, "good"))
+		return do_good(fd);
+	if (is_reject_mode(mode))
+		return do_reject(fd, mode);
+	if (!strcmp(mode, "ka") && argc > 5)
+		return do_ka(fd, strtoul(argv[4], NULL, 0),
+			     strtoul(argv[5], NULL, 0));
+	if (!strncmp(mode, "stall_", 6) && argc > 4)
+		return do_stall(fd, mode, atoi(argv[4]));
+	if (!strcmp(mode, "flood") && argc > 4)
+		return do_flood(fd, atol(argv[4]));
+	if (!strcmp(mode, "fin") && argc > 4)
+		return do_fin(fd, atol(argv[4]));
+	if (!strcmp(mode, "reset") && argc > 4)
+		return do_reset(fd, atol(argv[4]));
+	if (!strcmp(mode, "noreader") && argc > 4)
+		return do_noreader(fd, atoi(argv[4]));
+	return do_bad_hdr(fd, mode);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
 	int fd, ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: tcp_peer MODE ADDR PORT [MS|COUNT]\n");
+		fprintf(stderr, "usage: tcp_peer MODE ADDR PORT [MS|COUNT|LEN|T [KA]]\n");
 		return 2;
 	}
 	mode = argv[1];
 	if (!strcmp(mode, "early_reply") && argc > 4) {
 		ret = do_early_reply(argv[2], argv[3], atol(argv[4]));
-		if (!ret)
-			printf("tcp_peer %s: as expected\n", mode);
-		return ret;
+	} else if (!strcmp(mode, "serve_ka") && argc > 5) {
+		ret = do_serve_ka(argv[2], argv[3], strtoul(argv[4], NULL, 0),
+				  strtoul(argv[5], NULL, 0));
+	} else if (!strcmp(mode, "serve_kabad") && argc > 4) {
+		ret = do_serve_ka(argv[2], argv[3], 100,
+				  strtoul(argv[4], NULL, 0));
+	} else {
+		fd = dial(argv[2], argv[3]);
+		if (fd < 0)
+			return fail("connect: %s", strerror(errno));
+		ret = client(fd, mode, argc, argv);
+		if (strcmp(mode, "reset"))	/* its own close */
+			close(fd);
 	}
-	fd = dial(argv[2], argv[3]);
-	if (fd < 0)
-		return fail("connect: %s", strerror(errno));
-	if (!strcmp(mode, "good"))
-		ret = do_good(fd);
-	else if (!strcmp(mode, "magic"))
-		ret = do_reject(fd, 0x12345678, VERSION, 1, 0);
-	else if (!strcmp(mode, "version"))
-		ret = do_reject(fd, MAGIC, 99, 2, VERSION);
-	else if (!strncmp(mode, "stall_", 6) && argc > 4)
-		ret = do_stall(fd, mode, atoi(argv[4]));
-	else if (!strcmp(mode, "flood") && argc > 4)
-		ret = do_flood(fd, atol(argv[4]));
-	else if (!strcmp(mode, "fin") && argc > 4)
-		ret = do_fin(fd, atol(argv[4]));
-	else if (!strcmp(mode, "reset") && argc > 4)
-		ret = do_reset(fd, atol(argv[4]));
-	else if (!strcmp(mode, "noreader") && argc > 4)
-		ret = do_noreader(fd, atoi(argv[4]));
-	else
-		ret = do_bad_hdr(fd, mode);
-	if (strcmp(mode, "reset"))	/* its own close */
-		close(fd);
 	if (!ret)
 		printf("tcp_peer %s: as expected\n", mode);
 	return ret;
