@@ -270,6 +270,9 @@ struct krpc_rx {
  * @last_tx:	jiffies of the last send
  * @teardown_queued: teardown was queued
  * @rx_seen:	server: a message came from the client (rdma_rx.c)
+ * @cm_established: server: rdma_cm reported ESTABLISHED (the RTU came, or
+ *		the teardown's rdma_notify() was handled), so ib_cm stopped
+ *		resending the REP
  * @live:	resources exist and the connection is not dead
  * @dying:	teardown started: cm events are ignored (read under the cm
  *		handler lock)
@@ -347,6 +350,7 @@ struct krpc_rdma_conn {
 	unsigned long last_tx;
 	bool teardown_queued;
 	bool rx_seen;
+	struct completion cm_established;
 	bool live;
 	bool dying;
 	unsigned int connect_tmo;

@@ -242,9 +242,23 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 		 * cm_id lock may not be taken from the receive's softirq
 		 * (lockdep: it nests ib_cm's xarray lock, which is not
 		 * softirq-safe).  Once established, the CM ignores it.
+		 *
+		 * The CM stops resending the REP only in a work item of its
+		 * own, and only while the connection is still established: a
+		 * DREQ sent before that work ran leaves the REP resent until
+		 * it times out, holding the cm_id, and rdma_destroy_id()
+		 * waits as long (ib_cm: "cm_destroy_id_wait_timeout", tens
+		 * of seconds).  So wait, bounded, for the ESTABLISHED event,
+		 * which comes after that work.
 		 */
-		if (rc->conn->server && READ_ONCE(rc->rx_seen))
+		if (rc->conn->server && READ_ONCE(rc->rx_seen) && !in_handler &&
+		    !completion_done(&rc->cm_established)) {
 			rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
+			if (!wait_for_completion_timeout(&rc->cm_established,
+							 HZ))
+				pr_debug("conn %u: no ESTABLISHED from the CM\n",
+					 conn->id);
+		}
 		krpc_rdma_disconnect(rc->cm_id);
 		ib_drain_qp(rc->qp);
 	}
@@ -399,6 +413,9 @@ static int conn_event(struct krpc_rdma_conn *rc, struct rdma_cm_id *id,
 	struct krpc_conn *conn = rc->conn;
 	int ret = 0;
 
+	/* Before @dying: the teardown waits for it (rc_teardown()). */
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		complete_all(&rc->cm_established);
 	if (READ_ONCE(rc->dying))
 		return 0;
 	switch (ev->event) {

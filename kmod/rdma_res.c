@@ -276,6 +276,7 @@ void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
 	INIT_DELAYED_WORK(&rc->refill_work, refill_work);
 	init_waitqueue_func_entry(&rc->pool_wait, refill_wake);
 	INIT_WORK(&rc->qp_err_work, qp_err_work);
+	init_completion(&rc->cm_established);
 	timer_setup(&rc->ka_timer, ka_tick, 0);
 }
 
