@@ -48,21 +48,6 @@ void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
 	hdr->len = cpu_to_le32(len);
 }
 
-void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
-			 u32 inline_max, u16 reject, u32 value)
-{
-	memset(h, 0, sizeof(*h));
-	h->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
-	h->version = cpu_to_le16(KRPC_WIRE_VERSION);
-	h->depth = cpu_to_le16(depth);
-	h->max_msg = cpu_to_le32(max_msg);
-	h->inline_max = cpu_to_le32(inline_max);
-	h->reject = cpu_to_le16(reject);
-	h->value = cpu_to_le32(value);
-	if (!reject)
-		h->ka_timeout_ms = cpu_to_le32(krpc_param(ka_timeout_ms));
-}
-
 /*
  * Our own limits: replies without a reply region arrive in a small buffer
  * (the receive reserve of the pool), like an RDMA receive.

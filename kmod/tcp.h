@@ -226,13 +226,10 @@ void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock);
 void krpc_tcp_fail_locked(struct krpc_tcp_conn *tc, int reason);
 void krpc_tcp_hdr_init(struct krpc_wire_hdr *hdr, u8 type, u8 flags,
 		       u32 method, u64 call_id, u32 status, u32 len);
-void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
-			 u32 inline_max, u16 reject, u32 value);
 void krpc_tcp_local_limits(struct krpc_conn *conn, u32 *inline_max,
 			   u32 *max_msg);
 void krpc_tcp_ka_start(struct krpc_tcp_conn *tc);
 void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx);
-struct krpc_pool *krpc_tcp_pool_get(void);
 
 /* tcp_tx.c */
 int krpc_tcp_queue_locked(struct krpc_tcp_conn *tc, const void *head,
@@ -246,6 +243,10 @@ void krpc_tcp_tx_purge_locked(struct krpc_tcp_conn *tc);
 void krpc_tcp_tx_work(struct work_struct *work);
 
 /* tcp_cm.c */
+void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
+			 u32 inline_max, u16 reject, u32 value);
+void krpc_tcp_hello_rx_locked(struct krpc_tcp_conn *tc);
+struct krpc_pool *krpc_tcp_pool_get(void);
 int krpc_tcp_connect(struct krpc_conn *conn,
 		     const struct krpc_client_opts *opts);
 int krpc_tcp_listen(struct krpc_server *srv);

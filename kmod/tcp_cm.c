@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TCP transport, connection management: the host-memory pool, connecting,
- * listening and accepting.  A connected socket is handed to
+ * TCP transport, connection management: the hello each way, the
+ * host-memory pool, connecting, listening and accepting.  A connected socket is handed to
  * krpc_tcp_go_live() (tcp.c), after which the teardown owns it.
  */
 #include <linux/slab.h>
@@ -11,6 +11,158 @@
 #include "tcp.h"
 #include "pool.h"
 #include "transport.h"
+
+/* ---------------------------------------------------------------------- */
+/* Hello: the handshake, both sides (wire.h, "TCP framing") */
+
+void krpc_tcp_hello_fill(struct krpc_wire_hello *h, u32 depth, u32 max_msg,
+			 u32 inline_max, u16 reject, u32 value)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_be32(KRPC_WIRE_MAGIC);
+	h->version = cpu_to_le16(KRPC_WIRE_VERSION);
+	h->depth = cpu_to_le16(depth);
+	h->max_msg = cpu_to_le32(max_msg);
+	h->inline_max = cpu_to_le32(inline_max);
+	h->reject = cpu_to_le16(reject);
+	h->value = cpu_to_le32(value);
+	if (!reject)
+		h->ka_timeout_ms = cpu_to_le32(krpc_param(ka_timeout_ms));
+}
+
+struct hello_vals {
+	u16 version;
+	u16 depth;
+	u16 reject;
+	u32 max_msg;
+	u32 inline_max;
+	u32 value;
+	u32 ka_timeout_ms;	/* 0: not announced */
+};
+
+/* Checks shared by both sides; *reason says why in reject terms. */
+static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
+		       u32 *value)
+{
+	struct krpc_wire_hello h;
+	int ret;
+
+	memcpy(&h, raw, sizeof(h));
+	ret = krpc_wire_check_magic(h.magic, h.version, reason, value);
+	if (ret)
+		return ret;
+	v->version = le16_to_cpu(h.version);
+	v->depth = le16_to_cpu(h.depth);
+	v->max_msg = le32_to_cpu(h.max_msg);
+	v->inline_max = le32_to_cpu(h.inline_max);
+	v->reject = le16_to_cpu(h.reject);
+	v->value = le32_to_cpu(h.value);
+	v->ka_timeout_ms = le32_to_cpu(h.ka_timeout_ms);
+	if (h.reserved0 || h.reserved)
+		return -EINVAL;
+	if (v->reject)
+		return 0;	/* the rest is the caller's business */
+	if (!v->depth || v->depth > krpc_param_depth.max) {
+		*value = krpc_param_depth.max;
+		return -EINVAL;
+	}
+	if (v->max_msg < KRPC_SEG_SIZE || v->max_msg > krpc_param_max_msg.max) {
+		*value = krpc_param_max_msg.max;
+		return -EINVAL;
+	}
+	if (!v->inline_max || v->inline_max > v->max_msg)
+		return -EINVAL;
+	if (v->ka_timeout_ms)
+		return krpc_wire_check_ka(v->ka_timeout_ms, value);
+	return 0;
+}
+
+/* Server: answer the client's hello; the connection goes up or is refused. */
+static void hello_server_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	u32 inline_max, max_msg, value, depth;
+	struct krpc_wire_hello h;
+	struct hello_vals v;
+	u16 reason;
+	int ret;
+
+	ret = hello_parse(tc->rx_head, &v, &reason, &value);
+	if (!ret && v.reject)
+		ret = -EINVAL;
+	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
+	if (ret) {
+		pr_info_ratelimited("conn %u: rejecting %pISpc over TCP: %s (%d), value %u\n",
+				    conn->id, &conn->peer,
+				    krpc_wire_reject_name(reason), ret, value);
+		atomic64_inc(&krpc_stats.conns_rejected);
+		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
+		/* A refusal names the version we really speak (as over RDMA). */
+		h.version = cpu_to_le16(KRPC_WIRE_VERSION);
+		tc->rx_phase = RX_CLOSED;
+		tc->drain_reason = ret;
+		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
+					  NULL))
+			krpc_tcp_fail_locked(tc, ret);
+		return;
+	}
+	depth = min_t(u32, v.depth, conn->max_depth);
+	inline_max = min(inline_max, v.inline_max);
+	max_msg = min(max_msg, v.max_msg);
+	krpc_tcp_hello_fill(&h, depth, max_msg, inline_max, 0, 0);
+	if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL, NULL)) {
+		krpc_tcp_fail_locked(tc, -ENOMEM);
+		return;
+	}
+	tc->hello_done = true;
+	conn->ka_peer_ms = v.ka_timeout_ms;
+	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
+}
+
+/* Client: the server's answer. */
+static void hello_client_locked(struct krpc_tcp_conn *tc)
+{
+	struct krpc_conn *conn = tc->conn;
+	u32 inline_max, max_msg, value;
+	struct hello_vals v;
+	u16 reason;
+	int ret;
+
+	ret = hello_parse(tc->rx_head, &v, &reason, &value);
+	if (!ret && v.reject) {
+		/* Counted by the side that refused, as over RDMA. */
+		pr_info_ratelimited("conn %u: %pISpc rejected the handshake: %s (value %u)\n",
+				    conn->id, &conn->peer,
+				    krpc_wire_reject_name(v.reject), v.value);
+		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
+		return;
+	}
+	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
+	if (!ret && (v.depth > conn->max_depth || v.max_msg > max_msg ||
+		     v.inline_max > inline_max))
+		ret = -EINVAL;
+	if (ret) {
+		pr_err_ratelimited("conn %u: bad handshake answer from %pISpc (%d)\n",
+				   conn->id, &conn->peer, ret);
+		krpc_tcp_fail_locked(tc, ret == -EPROTONOSUPPORT ? ret :
+				     -EPROTO);
+		return;
+	}
+	tc->hello_done = true;
+	conn->ka_peer_ms = v.ka_timeout_ms;
+	krpc_conn_established_locked(conn, v.depth, v.inline_max, v.max_msg);
+	pr_debug("conn %u: up to %pISpc over TCP, depth %u inline %u max %u\n",
+		 conn->id, &conn->peer, v.depth, v.inline_max, v.max_msg);
+}
+
+/* The peer's hello is in tc->rx_head (tcp_rx.c).  Context: conn->lock. */
+void krpc_tcp_hello_rx_locked(struct krpc_tcp_conn *tc)
+{
+	if (tc->conn->server)
+		hello_server_locked(tc);
+	else
+		hello_client_locked(tc);
+}
 
 /* ---------------------------------------------------------------------- */
 /* The pool of kernel clients and servers that brought none: host memory */

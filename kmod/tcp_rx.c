@@ -3,9 +3,9 @@
  * TCP transport, receive side: a state machine fed by rx_work.
  *
  * The stream is read in pieces (hello, header, payload) with MSG_DONTWAIT;
- * a piece that arrives in parts is resumed where it stopped.  Nothing from
- * the peer is used before it is checked: the hello's magic, version and
- * limits; each header's type, side, flags, reserved fields and length
+ * a piece that arrives in parts is resumed where it stopped; a hello is
+ * handed to tcp_cm.c.  Nothing from the peer is used before it is checked:
+ * the hello's magic, version and limits (tcp_cm.c); each header's type, side, flags, reserved fields and length
  * against the negotiated maximum before any buffer is taken; call slots
  * against the depth.  A failed check closes the connection with a logged
  * (ratelimited) reason; other connections never notice.  A peer that stops
@@ -75,134 +75,6 @@ static int bad(struct rx_ctx *c, const char *why)
 {
 	c->why = why;
 	return -EPROTO;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Hello */
-
-struct hello_vals {
-	u16 version;
-	u16 depth;
-	u16 reject;
-	u32 max_msg;
-	u32 inline_max;
-	u32 value;
-	u32 ka_timeout_ms;	/* 0: not announced */
-};
-
-/* Checks shared by both sides; *reason says why in reject terms. */
-static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
-		       u32 *value)
-{
-	struct krpc_wire_hello h;
-	int ret;
-
-	memcpy(&h, raw, sizeof(h));
-	ret = krpc_wire_check_magic(h.magic, h.version, reason, value);
-	if (ret)
-		return ret;
-	v->version = le16_to_cpu(h.version);
-	v->depth = le16_to_cpu(h.depth);
-	v->max_msg = le32_to_cpu(h.max_msg);
-	v->inline_max = le32_to_cpu(h.inline_max);
-	v->reject = le16_to_cpu(h.reject);
-	v->value = le32_to_cpu(h.value);
-	v->ka_timeout_ms = le32_to_cpu(h.ka_timeout_ms);
-	if (h.reserved0 || h.reserved)
-		return -EINVAL;
-	if (v->reject)
-		return 0;	/* the rest is the caller's business */
-	if (!v->depth || v->depth > krpc_param_depth.max) {
-		*value = krpc_param_depth.max;
-		return -EINVAL;
-	}
-	if (v->max_msg < KRPC_SEG_SIZE || v->max_msg > krpc_param_max_msg.max) {
-		*value = krpc_param_max_msg.max;
-		return -EINVAL;
-	}
-	if (!v->inline_max || v->inline_max > v->max_msg)
-		return -EINVAL;
-	if (v->ka_timeout_ms)
-		return krpc_wire_check_ka(v->ka_timeout_ms, value);
-	return 0;
-}
-
-/* Server: answer the client's hello; the connection goes up or is refused. */
-static void hello_server_locked(struct krpc_tcp_conn *tc)
-{
-	struct krpc_conn *conn = tc->conn;
-	u32 inline_max, max_msg, value, depth;
-	struct krpc_wire_hello h;
-	struct hello_vals v;
-	u16 reason;
-	int ret;
-
-	ret = hello_parse(tc->rx_head, &v, &reason, &value);
-	if (!ret && v.reject)
-		ret = -EINVAL;
-	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
-	if (ret) {
-		pr_info_ratelimited("conn %u: rejecting %pISpc over TCP: %s (%d), value %u\n",
-				    conn->id, &conn->peer,
-				    krpc_wire_reject_name(reason), ret, value);
-		atomic64_inc(&krpc_stats.conns_rejected);
-		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
-		/* A refusal names the version we really speak (as over RDMA). */
-		h.version = cpu_to_le16(KRPC_WIRE_VERSION);
-		tc->rx_phase = RX_CLOSED;
-		tc->drain_reason = ret;
-		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
-					  NULL))
-			krpc_tcp_fail_locked(tc, ret);
-		return;
-	}
-	depth = min_t(u32, v.depth, conn->max_depth);
-	inline_max = min(inline_max, v.inline_max);
-	max_msg = min(max_msg, v.max_msg);
-	krpc_tcp_hello_fill(&h, depth, max_msg, inline_max, 0, 0);
-	if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL, NULL)) {
-		krpc_tcp_fail_locked(tc, -ENOMEM);
-		return;
-	}
-	tc->hello_done = true;
-	conn->ka_peer_ms = v.ka_timeout_ms;
-	krpc_conn_established_locked(conn, depth, inline_max, max_msg);
-}
-
-/* Client: the server's answer. */
-static void hello_client_locked(struct krpc_tcp_conn *tc)
-{
-	struct krpc_conn *conn = tc->conn;
-	u32 inline_max, max_msg, value;
-	struct hello_vals v;
-	u16 reason;
-	int ret;
-
-	ret = hello_parse(tc->rx_head, &v, &reason, &value);
-	if (!ret && v.reject) {
-		/* Counted by the side that refused, as over RDMA. */
-		pr_info_ratelimited("conn %u: %pISpc rejected the handshake: %s (value %u)\n",
-				    conn->id, &conn->peer,
-				    krpc_wire_reject_name(v.reject), v.value);
-		krpc_tcp_fail_locked(tc, krpc_wire_reject_errno(v.reject));
-		return;
-	}
-	krpc_tcp_local_limits(conn, &inline_max, &max_msg);
-	if (!ret && (v.depth > conn->max_depth || v.max_msg > max_msg ||
-		     v.inline_max > inline_max))
-		ret = -EINVAL;
-	if (ret) {
-		pr_err_ratelimited("conn %u: bad handshake answer from %pISpc (%d)\n",
-				   conn->id, &conn->peer, ret);
-		krpc_tcp_fail_locked(tc, ret == -EPROTONOSUPPORT ? ret :
-				     -EPROTO);
-		return;
-	}
-	tc->hello_done = true;
-	conn->ka_peer_ms = v.ka_timeout_ms;
-	krpc_conn_established_locked(conn, v.depth, v.inline_max, v.max_msg);
-	pr_debug("conn %u: up to %pISpc over TCP, depth %u inline %u max %u\n",
-		 conn->id, &conn->peer, v.depth, v.inline_max, v.max_msg);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -575,10 +447,7 @@ static int rx_piece_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	case RX_HELLO:
 		tc->rx_phase = RX_HDR;
 		tc->rx_got = 0;
-		if (tc->conn->server)
-			hello_server_locked(tc);
-		else
-			hello_client_locked(tc);
+		krpc_tcp_hello_rx_locked(tc);
 		return 0;
 	case RX_HDR:
 		return hdr_rx_locked(tc, c);
