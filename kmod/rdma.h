@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * RDMA transport: private types shared by rdma.c (posting, flow control),
- * rdma_sctx.c (send contexts, send completions), rdma_rx.c (receive path),
+ * rdma_sctx.c (send contexts, send completions), rdma_cancel.c (aborted
+ * calls, cancelled requests), rdma_rx.c (receive path),
  * rdma_res.c (connection resources), rdma_cq.c and rdma_poll.c (CQs),
  * rdma_cm.c (connection management, teardown) and rdma_mr.c (FRWR,
  * READ/WRITE).
@@ -356,15 +357,39 @@ struct krpc_rdma_conn {
 	unsigned int connect_tmo;
 };
 
+/*
+ * Server: the client key that a reply or a cancel answer to @req
+ * invalidates remotely (SEND_WITH_INV): the reply room's, else the
+ * request's.  False if there is none, or no REMOTE_INV.
+ */
+static inline bool krpc_rdma_req_inv_rkey(const struct krpc_rdma_conn *rc,
+					  const struct krpc_req *req,
+					  u32 *rkey)
+{
+	if (!(rc->features & KRPC_WFEAT_REMOTE_INV))
+		return false;
+	if (req->xrdv[1].len)
+		*rkey = req->xrdv[1].rkey;
+	else if (req->xrdv[0].len)
+		*rkey = req->xrdv[0].rkey;
+	else
+		return false;
+	return true;
+}
+
+
 /* rdma.c: posting, flow control, transport operations */
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
-int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
-				struct krpc_req *req);
-void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id);
 void krpc_rdma_wc_failed_locked(struct krpc_rdma_conn *rc, struct ib_wc *wc,
 				const char *what);
 void krpc_rdma_shutdown_rc(struct krpc_rdma_conn *rc, int reason);
+
+/* rdma_cancel.c: aborted calls, cancelled requests */
+void krpc_rdma_abort_call(struct krpc_conn *conn, struct krpc_call *call);
+void krpc_rdma_cancel_forget_locked(struct krpc_rdma_conn *rc, u64 call_id);
+int krpc_rdma_cancel_ack_locked(struct krpc_rdma_conn *rc,
+				struct krpc_req *req);
 
 /* rdma_sctx.c: send contexts and send completions */
 struct krpc_sctx *krpc_sctx_get_locked(struct krpc_rdma_conn *rc);
