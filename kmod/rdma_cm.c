@@ -338,7 +338,8 @@ static int client_established(struct krpc_rdma_conn *rc,
 		msleep(min(delay, 10000U));
 	ret = cp_parse(ev->param.conn.private_data,
 		       ev->param.conn.private_data_len, &v, &reason, &value);
-	if (!ret && v.depth > conn->max_depth)
+	/* An answer grants no more depth, and uses no feature, than asked. */
+	if (!ret && (v.depth > conn->max_depth || (v.features & ~rc->features)))
 		ret = -EINVAL;
 	if (ret) {
 		pr_err_ratelimited("conn %u: bad handshake answer from %pISpc (%d)\n",

@@ -98,7 +98,11 @@ struct krpc_wire_hdr {
 
 #define KRPC_HDR_SIZE		64
 
-/* Features (krpc_wire_conn.features): the connection uses the AND. */
+/*
+ * Features (krpc_wire_conn.features): the connection uses the AND.  A server
+ * ignores bits it does not know; a client refuses a REP with a bit it did
+ * not offer.
+ */
 #define KRPC_WFEAT_RDV		BIT_ULL(0)	/* rendezvous by READ/WRITE */
 #define KRPC_WFEAT_REMOTE_INV	BIT_ULL(1)	/* SEND_WITH_INV of rdv keys */
 #define KRPC_WFEAT_CANCEL_ACK	BIT_ULL(2)	/* CANCEL of a call with keys answered at once */

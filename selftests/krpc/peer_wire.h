@@ -29,6 +29,8 @@ enum {
 #define FEAT_REMOTE_INV	0x2
 #define FEAT_CANCEL_ACK	0x4
 #define FEAT_KA		0x8	/* struct conn_ka follows */
+/* No krpc knows it: offered, it must be ignored; answered, refused. */
+#define FEAT_FUTURE	0x4000000000000000ULL
 
 /* The range of an announced ka_timeout_ms: krpc's ka_timeout_ms parameter's */
 #define KA_TIMEOUT_MIN	200

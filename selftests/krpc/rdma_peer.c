@@ -160,7 +160,10 @@ int post_recv(struct peer *p, unsigned int i)
 	return ibv_post_recv(p->id->qp, &wr, &bad);
 }
 
-/* A correct connect request, offering no KRPC_WFEAT_KA. */
+/*
+ * A correct connect request, offering no KRPC_WFEAT_KA but a feature of a
+ * later protocol revision, which the server must leave out of its answer.
+ */
 static void req_init(struct conn_data *d)
 {
 	struct conn_pd *c = &d->pd;
@@ -169,7 +172,7 @@ static void req_init(struct conn_data *d)
 	c->magic = htobe32(MAGIC);
 	c->version = htole16(VERSION);
 	c->depth = htole16(NR_RECV - 4);
-	c->features = htole64(FEAT_RDV | FEAT_CANCEL_ACK);
+	c->features = htole64(FEAT_RDV | FEAT_CANCEL_ACK | FEAT_FUTURE);
 	c->credits = htole16(NR_RECV);
 	c->recv_size = htole32(RECV_SIZE);
 	c->max_msg = htole32(1 << 20);
@@ -286,6 +289,8 @@ static int peer_connect(struct peer *p, const struct conn_data *req)
 	    le32toh(a->max_msg) < SEG_SIZE ||
 	    (le64toh(a->features) & ~le64toh(req->pd.features)))
 		return fail("%s", "bad handshake answer");
+	if (le64toh(a->features) & FEAT_FUTURE)
+		return fail("%s", "the answer uses a feature krpc does not know");
 	if (le64toh(a->features) & FEAT_KA) {
 		ka = le32toh(p->ans_ka.ka_timeout_ms);
 		if (p->ans_ka.reserved || ka < KA_TIMEOUT_MIN ||
@@ -1115,7 +1120,7 @@ int main(int argc, char **argv)
 			break;
 	req_init(&req);
 	if (!strcmp(mode, "rdvnofeat"))
-		req.pd.features = htole64(FEAT_CANCEL_ACK);
+		req.pd.features = htole64(FEAT_CANCEL_ACK | FEAT_FUTURE);
 	if (!strcmp(mode, "ka")) {
 		t = strtoul(argv[5], NULL, 0);
 		ka = strtoul(argv[6], NULL, 0);

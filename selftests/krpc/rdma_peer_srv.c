@@ -19,11 +19,11 @@
  *			something at least every T ms meanwhile (the gaps
  *			measured and printed, idle_gaps()); then serves as
  *			good does
- *   rep_magic, rep_depth, rep_ka
+ *   rep_magic, rep_depth, rep_feat, rep_ka
  *			answers the handshake with a wrong magic, with more
- *			depth than asked, or with KRPC_WFEAT_KA and a
- *			ka_timeout_ms of 100, below krpc's range: the client
- *			must close
+ *			depth than asked, with a feature not offered, or with
+ *			KRPC_WFEAT_KA and a ka_timeout_ms of 100, below
+ *			krpc's range: the client must close
  *   unknown_call, reply_method, reply_status, error_payload, error_status,
  *   written_noregion, written_big, inline_big, to_client, credits
  *			answers the first request wrongly (rpc_rdma_peer.sh
@@ -157,6 +157,8 @@ static int accept_one(struct peer *p, const char *mode, const char *addr,
 		a->magic = htobe32(0x12345678);
 	else if (!strcmp(mode, "rep_depth"))
 		a->depth = htole16(le16toh(req.pd.depth) + 1);
+	else if (!strcmp(mode, "rep_feat"))
+		a->features |= htole64(FEAT_FUTURE);
 	else if (!strcmp(mode, "inline_big"))
 		a->inline_max = htole32(1024);
 	else if (!strcmp(mode, "ka"))

@@ -266,6 +266,7 @@ while read -r m err; do
 done <<'EOF'
 rep_magic	-71
 rep_depth	-22
+rep_feat	-22
 rep_ka		-22
 EOF
 
