@@ -301,7 +301,9 @@ KRPC_EXPORT(krpc_client_pool);
  * @clnt:	the client
  * @info:	filled in
  *
- * Context: any context.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()).
  * Return: 0.
  */
 int krpc_client_query(struct krpc_client *clnt, struct krpc_conn_info *info)

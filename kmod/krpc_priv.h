@@ -555,8 +555,6 @@ int krpc_debugfs_init(void);
 void krpc_debugfs_exit(void);
 extern struct dentry *krpc_debugfs_root;
 
-int krpc_rdma_init(void);
-void krpc_rdma_exit(void);
 void krpc_tcp_exit(void);
 
 /* Transport choice (client.c): enum krpc_xprt, DEFAULT resolved. */

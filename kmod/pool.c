@@ -274,7 +274,7 @@ void krpc_pool_kill(struct krpc_pool *pool)
 	unsigned int i;
 
 	spin_lock_bh(&pool->lock);
-	pool->dead = true;
+	WRITE_ONCE(pool->dead, true);
 	spin_unlock_bh(&pool->lock);
 	wake_up_all(&pool->wait);
 	for (i = 0; i < pool->nr_bufs; i++)
@@ -329,7 +329,7 @@ static struct krpc_buf *pool_take(struct krpc_pool *pool, size_t len,
 			continue;
 		buf = list_first_entry(&cl->free, struct krpc_buf, node);
 		list_del(&buf->node);
-		cl->nfree--;
+		WRITE_ONCE(cl->nfree, cl->nfree - 1);
 		buf->busy = true;
 		buf->off = 0;
 		buf->len = 0;
@@ -395,7 +395,9 @@ struct krpc_buf *krpc_pool_get_oneway(struct krpc_pool *pool)
  *
  * The buffer starts with an empty payload at offset 0.
  *
- * Context: any context for a non-blocking @gfp; process context otherwise.
+ * Context: process or softirq context with interrupts enabled for a
+ * non-blocking @gfp (not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()); process context otherwise.
  * Return: the buffer, or an ERR_PTR: -EMSGSIZE if @len exceeds the largest
  * class, -ENOBUFS if the pool is empty and @gfp does not block, -EINTR if
  * a fatal signal interrupted the wait, -ENODEV if the device went away.
@@ -429,7 +431,9 @@ KRPC_EXPORT(krpc_buf_get);
  * For owners that hand buffers of a chosen class out (ubuf.c): unlike
  * krpc_buf_get(), a bigger class never serves.
  *
- * Context: any context.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()).
  * Return: the buffer, or an ERR_PTR: -EMSGSIZE (no class of @size),
  * -ENOBUFS, -ENODEV.
  */
@@ -451,7 +455,9 @@ struct krpc_buf *krpc_pool_get_exact(struct krpc_pool *pool, size_t size)
  * krpc_buf_put() - give a buffer back to its pool
  * @buf:	the buffer, or NULL
  *
- * Context: any context.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()).
  */
 void krpc_buf_put(struct krpc_buf *buf)
 {
@@ -469,7 +475,8 @@ void krpc_buf_put(struct krpc_buf *buf)
 	}
 	buf->busy = false;
 	list_add(&buf->node, &pool->cls[buf->cls].free);
-	pool->cls[buf->cls].nfree++;
+	WRITE_ONCE(pool->cls[buf->cls].nfree,
+		   pool->cls[buf->cls].nfree + 1);
 	spin_unlock_bh(&pool->lock);
 	if (wq_has_sleeper(&pool->wait))
 		wake_up(&pool->wait);

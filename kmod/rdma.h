@@ -220,6 +220,8 @@ struct krpc_rx {
  *		@refill_work when a buffer comes back
  * @qp_err_work: shuts the connection down after a fatal QP event (the
  *		event may arrive in atomic context)
+ * @comm_est_work: tells the CM of an IB_EVENT_COMM_EST (rdma_notify()),
+ *		in process context
  * @ka_timer:	keepalive and dead-peer detection
  * @sq_size:	send-queue slots, the drain slot excluded
  * @sq_avail:	send-queue slots free
@@ -312,6 +314,7 @@ struct krpc_rdma_conn {
 	struct delayed_work refill_work;
 	struct wait_queue_entry pool_wait;
 	struct work_struct qp_err_work;
+	struct work_struct comm_est_work;
 	struct timer_list ka_timer;
 
 	/* conn->lock */

@@ -266,6 +266,7 @@ static void rc_teardown(struct krpc_rdma_conn *rc, bool in_handler)
 	krpc_rdma_destroy_resources(rc);
 	/* No QP, no more QP events: a queued one can go. */
 	cancel_work_sync(&rc->qp_err_work);
+	cancel_work_sync(&rc->comm_est_work);
 	if (rc->cm_id && !rc->id_owned_by_core)
 		rdma_destroy_id(rc->cm_id);
 	rc->cm_id = NULL;

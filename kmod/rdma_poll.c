@@ -186,6 +186,9 @@ static bool arm_all(struct krpc_poller *p, bool *deferred)
  * One pass over every CQ.  Completions of CQs deferred to busy polling
  * are reaped (once a tick at least, whoever's they are) but do not keep
  * the poller spinning; they count in *@reaped only.  Returns the others.
+ * Bottom halves are disabled for one CQ's budget at a time, so that a
+ * poller serving many connections holds other softirqs of its CPU (network
+ * receive, timers; Soft-RoCE's tasklets) back for no longer than that.
  */
 static int poll_pass(struct krpc_poller *p, int *reaped)
 {
@@ -193,14 +196,14 @@ static int poll_pass(struct krpc_poller *p, int *reaped)
 	int n = 0, m;
 
 	*reaped = 0;
-	local_bh_disable();
 	list_for_each_entry(pcq, &p->cqs, node) {
+		local_bh_disable();
 		m = poll_cq(p, pcq, KRPC_POLL_BUDGET);
+		local_bh_enable();
 		*reaped += m;
 		if (!pcq_deferred(pcq))
 			n += m;
 	}
-	local_bh_enable();
 	return n;
 }
 

@@ -242,8 +242,13 @@ static void qp_event(struct ib_event *ev, void *ctx)
 
 	switch (ev->event) {
 	case IB_EVENT_COMM_EST:
-		/* Data arrived before the RTU: let the CM know. */
-		rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
+		/*
+		 * Data arrived before the RTU: let the CM know, from process
+		 * context (comm_est_work).  Devices raise this in atomic
+		 * context, mlx4 from its hard interrupt, and ib_cm's cm_id
+		 * lock nests a lock that is not interrupt-safe (rdma_cm.c).
+		 */
+		queue_work(krpc_wq, &rc->comm_est_work);
 		break;
 	case IB_EVENT_QP_LAST_WQE_REACHED:
 	case IB_EVENT_SQ_DRAINED:
@@ -254,6 +259,14 @@ static void qp_event(struct ib_event *ev, void *ctx)
 		queue_work(krpc_wq, &rc->qp_err_work);
 		break;
 	}
+}
+
+static void comm_est_work(struct work_struct *work)
+{
+	struct krpc_rdma_conn *rc = container_of(work, struct krpc_rdma_conn,
+						 comm_est_work);
+
+	rdma_notify(rc->cm_id, IB_EVENT_COMM_EST);
 }
 
 static void qp_err_work(struct work_struct *work)
@@ -276,6 +289,7 @@ void krpc_rdma_init_rc(struct krpc_rdma_conn *rc)
 	INIT_DELAYED_WORK(&rc->refill_work, refill_work);
 	init_waitqueue_func_entry(&rc->pool_wait, refill_wake);
 	INIT_WORK(&rc->qp_err_work, qp_err_work);
+	INIT_WORK(&rc->comm_est_work, comm_est_work);
 	init_completion(&rc->cm_established);
 	timer_setup(&rc->ka_timer, ka_tick, 0);
 }

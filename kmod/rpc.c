@@ -68,7 +68,9 @@ static void call_release(struct kref *ref)
  * krpc_call_put() - drop the handle krpc_call_async() returned
  * @call:	the call
  *
- * Context: any context.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()).
  */
 void krpc_call_put(struct krpc_call *call)
 {
@@ -529,7 +531,9 @@ out_put_reply:
  * once; it may run before this function returns.  On failure nothing was
  * sent, @args->done never runs and the caller keeps its buffers.
  *
- * Context: any context; does not sleep.  A reply buffer that krpc must take
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()); does not sleep.  A reply buffer that krpc must take
  * for @args->reply_max is taken without waiting.
  * Return: 0, -EINVAL (bad arguments, buffer not from this client's pool),
  * -EMSGSIZE (payload larger than the negotiated maximum, or a one-way
@@ -611,7 +615,9 @@ KRPC_EXPORT(krpc_call_sync);
  * is told (krpc_req_cancelled()); a reply that still comes is dropped.  A
  * timeout ends a call the same way.
  *
- * Context: any context; does not sleep.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()); does not sleep.
  * Return: 0, or -EALREADY if the call already had an outcome.
  */
 int krpc_call_cancel(struct krpc_call *call)

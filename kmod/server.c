@@ -473,7 +473,9 @@ void krpc_conn_orphan_reqs_locked(struct krpc_conn *conn)
  * reliably: the request may be freed by the time it returns.  While its
  * reply is still queued, the second call warns and returns -EALREADY.
  *
- * Context: any context; does not sleep.
+ * Context: process or softirq context, interrupts enabled (krpc's locks
+ * are bottom-half locks: not from a hard interrupt handler, nor under
+ * spin_lock_irqsave()); does not sleep.
  * Return: 0, -EINVAL (foreign buffer; the client receives -EIO) or
  * -ENOTCONN (connection gone; the reply was dropped).
  */
