@@ -148,23 +148,20 @@ static long krpc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 }
 
 /*
- * The offset names the object: (handle << 32) for a pool (read-write), a
- * server's request descriptors (read-only) or a completion queue
- * (read-write); the length must be exact.
+ * The offset names the object (krpc_uobj_mmap_offset()): a pool
+ * (read-write), a server's request descriptors (read-only) or a completion
+ * queue (read-write); the length must be exact.
  */
 static int krpc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct krpc_file *kf = file->private_data;
-	unsigned long shift = 32 - PAGE_SHIFT;
 	struct krpc_uobj *obj;
 	u32 handle;
 	int ret;
 
-	if (vma->vm_pgoff & ((1UL << shift) - 1))
+	if (vma->vm_pgoff > KRPC_UHANDLE_MAX)
 		return -EINVAL;
-	if ((vma->vm_pgoff >> shift) > U32_MAX)
-		return -EINVAL;
-	handle = vma->vm_pgoff >> shift;
+	handle = vma->vm_pgoff;
 	obj = krpc_uobj_get(kf, handle, KRPC_UOBJ_ANY);
 	if (!obj)
 		return -EINVAL;

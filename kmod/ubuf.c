@@ -620,7 +620,7 @@ long krpc_upool_create_ioctl(struct krpc_file *kf, void __user *arg)
 		return ret;
 	}
 	pc.size = min_t(u32, usize, sizeof(pc));
-	pc.mmap_offset = (u64)pc.handle << 32;
+	pc.mmap_offset = krpc_uobj_mmap_offset(pc.handle);
 	pc.mmap_length = upool_length(&pc);
 	if (copy_to_user(arg, &pc, pc.size)) {
 		/* The handle exists; the caller cannot know it: undo. */

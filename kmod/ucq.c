@@ -300,7 +300,7 @@ long krpc_ucq_create_ioctl(struct krpc_file *kf, void __user *arg)
 		goto out_close;
 
 	cc.size = min_t(u32, usize, sizeof(cc));
-	cc.mmap_offset = (u64)cc.handle << 32;
+	cc.mmap_offset = krpc_uobj_mmap_offset(cc.handle);
 	if (copy_to_user(arg, &cc, cc.size)) {
 		/* The handle exists; the caller cannot know it: undo. */
 		struct krpc_uobj *obj = krpc_uobj_remove(kf, cc.handle,

@@ -25,7 +25,6 @@
 
 /* Objects (pools, connections, servers) one file may have at once. */
 #define KRPC_UOBJS_MAX		1024
-#define KRPC_UHANDLE_MAX	((1U << 24) - 1)
 
 struct krpc_file *krpc_ufile_create(struct file *file)
 {

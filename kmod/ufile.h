@@ -135,6 +135,19 @@ struct krpc_file {
 	wait_queue_head_t cq_wait;
 };
 
+/* Handles are 1..KRPC_UHANDLE_MAX, allocated cyclically. */
+#define KRPC_UHANDLE_MAX	((1U << 24) - 1)
+
+/*
+ * The mmap() offset of an object: its handle in pages.  Below 2^36 with
+ * 4 KiB pages, so that a 32-bit process reaches every handle (mmap2()'s
+ * page offset is 32 bits).
+ */
+static inline u64 krpc_uobj_mmap_offset(u32 handle)
+{
+	return (u64)handle << PAGE_SHIFT;
+}
+
 /* ufile.c */
 struct krpc_file *krpc_ufile_create(struct file *file);
 void krpc_ufile_destroy(struct krpc_file *kf);

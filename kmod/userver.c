@@ -504,7 +504,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 		goto out_shutdown;
 
 	l.size = min_t(u32, usize, sizeof(l));
-	l.desc_offset = (u64)l.handle << 32;
+	l.desc_offset = krpc_uobj_mmap_offset(l.handle);
 	if (copy_to_user(arg, &l, l.size)) {
 		struct krpc_uobj *obj = krpc_uobj_remove(kf, l.handle,
 							 KRPC_UOBJ_SERVER);

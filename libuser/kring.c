@@ -13,7 +13,14 @@
 #include "libkrpc.h"
 
 /* Our sync commands are told apart by this user_data. */
-#define SYNC_UD		0x6b72706373796e63ULL	/* "krpcsync" */
+/*
+ * A sync command's user_data: "krs" in the top 24 bits and a sequence
+ * number below, so that the late completion of one given up on (the ring
+ * failed while it waited) is never taken for a later one's.
+ */
+#define SYNC_UD_TAG	0x6b72730000000000ULL
+#define SYNC_UD_SEQ	0x000000ffffffffffULL
+static uint64_t sync_seq;
 /* The command area of a 128-byte SQE. */
 #define KRPC_UCMD_AREA	80
 
@@ -24,6 +31,8 @@ int krpc_open(struct krpc *k, unsigned int entries, unsigned int flags)
 	struct io_uring_params p;
 	int fd, ret;
 
+	k->fd = -1;
+	k->ring = NULL;
 	if (flags & ~KRPC_RING_F_ALL)
 		return -EINVAL;
 	k->ring = calloc(1, sizeof(*k->ring));
@@ -64,10 +73,13 @@ out_free:
 
 void krpc_close(struct krpc *k)
 {
-	io_uring_queue_exit(k->ring);
-	free(k->ring);
-	k->ring = NULL;
-	close(k->fd);
+	if (k->ring) {
+		io_uring_queue_exit(k->ring);
+		free(k->ring);
+		k->ring = NULL;
+	}
+	if (k->fd >= 0)
+		close(k->fd);
 	k->fd = -1;
 }
 
@@ -161,8 +173,11 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 {
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
+	uint64_t ud;
 	int ret;
 
+	if (res2)
+		*res2 = KRPC_BUF_NONE;
 	sqe = io_uring_get_sqe(k->ring);
 	if (!sqe) {
 		io_uring_submit(k->ring);
@@ -170,7 +185,9 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 		if (!sqe)
 			return -EBUSY;
 	}
-	krpc_prep_cmd(k, sqe, cmd_op, cmd, len, SYNC_UD);
+	ud = SYNC_UD_TAG |
+	     (__atomic_add_fetch(&sync_seq, 1, __ATOMIC_RELAXED) & SYNC_UD_SEQ);
+	krpc_prep_cmd(k, sqe, cmd_op, cmd, len, ud);
 	ret = io_uring_submit(k->ring);
 	if (ret < 0) {
 		sync_withdraw(k, sqe);
@@ -178,11 +195,12 @@ int krpc_cmd_sync(struct krpc *k, uint32_t cmd_op, const void *cmd,
 	}
 	for (;;) {
 		ret = io_uring_wait_cqe(k->ring, &cqe);
-		if (ret == -EINTR)
+		/* -EBADR: completions were dropped (CQ overflow), reported once */
+		if (ret == -EINTR || ret == -EBADR)
 			continue;
 		if (ret)
 			return ret;
-		if (cqe->user_data == SYNC_UD)
+		if (cqe->user_data == ud)
 			break;
 		io_uring_cqe_seen(k->ring, cqe);
 	}
@@ -248,10 +266,16 @@ int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,
 	c.timeout_ms = timeout_ms;
 	ret = krpc_cmd_sync(k, KRPC_CMD_CALL, &c, sizeof(c), &res2);
 	if (reply) {
+		/*
+		 * An error hands no buffer unless the server's handler set
+		 * it: io_uring completes some failures itself, with res2 0.
+		 */
+		if (ret < 0 && !(KRPC_RES2_FLAGS(res2) & KRPC_RES2_F_REMOTE))
+			res2 = KRPC_BUF_NONE;
+		reply->flags = KRPC_RES2_FLAGS(res2);
 		reply->buf = KRPC_RES2_BUF(res2);
 		reply->offset = KRPC_RES2_OFFSET(res2);
 		reply->len = ret > 0 ? (uint32_t)ret : 0;
-		reply->flags = KRPC_RES2_FLAGS(res2);
 	}
 	return ret;
 }
@@ -259,6 +283,8 @@ int krpc_call_sync(struct krpc *k, uint32_t conn, uint32_t method,
 int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
 		    uint64_t tag)
 {
+	if (!cq || sqe->opcode != IORING_OP_URING_CMD)
+		return -EINVAL;
 	switch (sqe->cmd_op) {
 	case KRPC_CMD_CALL: {
 		struct krpc_cmd_call *c = (struct krpc_cmd_call *)sqe->cmd;

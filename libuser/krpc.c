@@ -49,6 +49,24 @@ _Static_assert(offsetof(struct krpc_cq_create, mmap_offset) == 16, "cq_create.mm
 _Static_assert(sizeof(struct krpc_cqe) == 32, "cqe");
 _Static_assert(offsetof(struct krpc_cqe, res) == 16, "cqe.res");
 _Static_assert(sizeof(struct krpc_cmd_bufs) == 80, "cmd_bufs");
+/* The numbers are ABI: they stay when a structure grows. */
+_Static_assert(KRPC_IOC_GET_INFO == 0xc038b700U &&
+	       KRPC_IOC_POOL_CREATE == 0xc048b701U &&
+	       KRPC_IOC_POOL_DESTROY == 0x4010b702U &&
+	       KRPC_IOC_BUF_ALLOC == 0xc018b703U &&
+	       KRPC_IOC_BUF_FREE == 0x4018b704U &&
+	       KRPC_IOC_LISTEN == 0xc050b705U &&
+	       KRPC_IOC_CLOSE == 0x4010b706U &&
+	       KRPC_IOC_CQ_CREATE == 0xc020b707U &&
+	       KRPC_IOC_CQ_POLL == 0x4010b708U, "ioctl numbers");
+_Static_assert(KRPC_CMD_CONNECT == 0xc040b740U &&
+	       KRPC_CMD_CALL == 0xc038b741U &&
+	       KRPC_CMD_CANCEL == 0xc020b742U &&
+	       KRPC_CMD_FETCH == 0xc030b743U &&
+	       KRPC_CMD_REPLY == 0xc030b744U &&
+	       KRPC_CMD_REPLY_FETCH == 0xc030b745U &&
+	       KRPC_CMD_BUF_ALLOC == 0xc050b746U &&
+	       KRPC_CMD_BUF_FREE == 0xc050b747U, "command numbers");
 
 int krpc_dev_open(unsigned int flags)
 {
@@ -429,7 +447,9 @@ int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 	/*
 	 * Any queue (no @cq), or an older module: poll() wakes for every
 	 * queue of the file, so it is called again, with what is left of
-	 * the time, until @cq is the one with entries.
+	 * the time, until @cq is the one with entries; while another queue
+	 * holds entries it returns at once, and a 1 ms pause between tries
+	 * keeps that from spinning.
 	 */
 	end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
@@ -442,6 +462,12 @@ int krpc_cq_wait(int fd, const struct krpc_cq *cq, int timeout_ms)
 			return 0;
 		if (!cq)
 			return 1;
+		if (!krpc_cq_ready(cq)) {
+			/* Another queue's entries: poll() would not sleep. */
+			struct timespec d = { .tv_nsec = 1000000 };
+
+			nanosleep(&d, NULL);
+		}
 		if (timeout_ms > 0) {
 			long long rem = end - now_ms();
 

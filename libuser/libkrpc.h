@@ -314,7 +314,10 @@ int krpc_close_handle(int fd, uint32_t handle);
  * @base:	the mapping
  * @length:	bytes mapped
  *
- * One thread consumes a queue; any number may submit commands to it.
+ * One thread consumes a queue.  Commands from any ring on the same
+ * /dev/krpc file may name it; libkrpc does no locking, so threads that
+ * submit share a ring only under a lock of their own (a KRPC_RING_DEFER
+ * ring takes submissions from its opener alone).
  */
 struct krpc_cq {
 	uint32_t handle;
@@ -343,7 +346,11 @@ int krpc_cq_create(int fd, uint32_t entries, struct krpc_cq *cq);
  * @fd:		/dev/krpc
  * @cq:		from krpc_cq_create()
  *
- * Commands still on the queue complete into the kernel's copy only.
+ * The mapping goes at once, but commands still on the queue keep
+ * completing into it: what they hand over (a reply, a request) would be
+ * lost, its buffer the process's until the pool goes, and a request's
+ * client would wait for its timeout.  Finish them first (their
+ * connections or servers closed, or their entries consumed).
  *
  * Return: 0 or -errno.
  */
@@ -435,6 +442,9 @@ struct krpc {
  * @entries:	SQ entries (the CQ gets twice as many)
  * @flags:	KRPC_RING_*
  *
+ * On failure @k holds no ring and no file, and krpc_close() of it does
+ * nothing.
+ *
  * Return: 0 or -errno.
  */
 int krpc_open(struct krpc *k, unsigned int entries, unsigned int flags);
@@ -481,7 +491,8 @@ uint64_t krpc_cqe_res2(const struct io_uring_cqe *cqe);
  * Also sets IOSQE_CQE_SKIP_SUCCESS: the io_uring CQ then only sees the
  * commands the queue refused (-EBADF, -EBUSY), with the SQE's user_data.
  *
- * Return: 0, or -EINVAL for another command.
+ * Return: 0, or -EINVAL for another command, an SQE that is not an
+ * IORING_OP_URING_CMD, or a NULL @cq.
  */
 int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
 		    uint64_t tag);
@@ -498,7 +509,8 @@ int krpc_sqe_set_cq(struct io_uring_sqe *sqe, const struct krpc_cq *cq,
  * @cmd_op:	KRPC_CMD_*
  * @cmd:	the struct krpc_cmd_*
  * @len:	its size
- * @res2:	if not NULL, the second result
+ * @res2:	if not NULL, the second result (KRPC_BUF_NONE when the
+ *		command did not complete)
  *
  * A submission the ring refuses (io_uring_enter() fails: -EEXIST from a
  * thread other than a KRPC_RING_DEFER ring's opener, -EBUSY, -EAGAIN)

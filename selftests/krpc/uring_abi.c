@@ -393,6 +393,43 @@ TEST_F(abi, sync_refused_by_the_ring_never_runs)
 	krpc_close(&k2);
 }
 
+struct sync_call_arg {
+	struct krpc *k;
+	struct krpc_reply reply;
+	int ret;
+};
+
+static void *sync_call(void *p)
+{
+	struct sync_call_arg *a = p;
+
+	a->ret = krpc_call_sync(a->k, 1, 1, KRPC_BUF_NONE, 0, 0, 0, &a->reply);
+	return NULL;
+}
+
+/*
+ * A call that fails before the kernel answers (here the ring refuses the
+ * submission) hands no buffer: its reply says KRPC_BUF_NONE, not buffer
+ * 0, which a caller freeing error replies would take for one of its own.
+ */
+TEST_F(abi, sync_call_refused_hands_no_buffer)
+{
+	struct sync_call_arg a;
+	struct krpc k2;
+	pthread_t t;
+
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, krpc_open(&k2, 8, KRPC_RING_DEFER));
+	a.k = &k2;
+	ASSERT_EQ(0, pthread_create(&t, NULL, sync_call, &a));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(-EEXIST, a.ret);
+	EXPECT_EQ(KRPC_BUF_NONE, a.reply.buf);
+	EXPECT_EQ(0, a.reply.len);
+	EXPECT_EQ(0, a.reply.flags);
+	krpc_close(&k2);
+}
+
 /*
  * A pool's pages are charged to its user's locked memory for as long as
  * they exist: a pool destroyed while still mapped keeps its charge until
@@ -720,7 +757,7 @@ TEST_F(abi, handle_from_another_file)
 						&self->mine, 1));
 	}
 	p = mmap(NULL, self->c.pool.length, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 k2.fd, (off_t)self->c.pool.handle << 32);
+		 k2.fd, handle_off(self->c.pool.handle));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-EBADF, krpc_close_handle(k2.fd, self->c.conn));
@@ -731,7 +768,7 @@ TEST_F(abi, handle_from_another_file)
 
 TEST_F(abi, mappings)
 {
-	off_t off = (off_t)self->c.pool.handle << 32;
+	off_t off = handle_off(self->c.pool.handle);
 	void *p;
 
 	p = mmap(NULL, self->c.pool.length - 4096, PROT_READ, MAP_SHARED,
@@ -746,13 +783,18 @@ TEST_F(abi, mappings)
 		 self->c.k.fd, off);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EPERM, errno);
+	/* The offset is the handle in pages: none is 0, none above 2^24 - 1. */
 	p = mmap(NULL, self->c.pool.length, PROT_READ, MAP_SHARED,
-		 self->c.k.fd, off + 4096);
+		 self->c.k.fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, self->c.pool.length, PROT_READ, MAP_SHARED,
+		 self->c.k.fd, handle_off(1U << 24));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	/* Request descriptors are read-only, for good. */
 	p = mmap(NULL, self->srv.srv.desc_len, PROT_READ | PROT_WRITE,
-		 MAP_SHARED, self->srv.k.fd, (off_t)self->srv.srv.handle << 32);
+		 MAP_SHARED, self->srv.k.fd, handle_off(self->srv.srv.handle));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EPERM, errno);
 	EXPECT_EQ(-1, mprotect((void *)self->srv.srv.desc,
@@ -804,7 +846,7 @@ TEST_F(abi, two_processes)
 		if (krpc_buf_alloc(k2.fd, &self->c.pool, &b, 1) != -EBADF)
 			bad |= 4;
 		if (mmap(NULL, self->c.pool.length, PROT_READ, MAP_SHARED,
-			 k2.fd, (off_t)self->c.pool.handle << 32) != MAP_FAILED)
+			 k2.fd, handle_off(self->c.pool.handle)) != MAP_FAILED)
 			bad |= 8;
 		/* The inherited fd is the parent's context: same rules. */
 		if (krpc_buf_free(self->c.k.fd, &self->c.pool, &b, 1) != -EBUSY &&

@@ -164,7 +164,7 @@ TEST_F(ucq, create_and_mmap_are_validated)
 	/* Largest queue: header + 4096 entries. */
 	cc.entries = KRPC_CQ_ENTRIES_MAX;
 	ASSERT_EQ(0, cq_ioctl(fd, &cc));
-	EXPECT_EQ((uint64_t)cc.handle << 32, cc.mmap_offset);
+	EXPECT_EQ((uint64_t)handle_off(cc.handle), cc.mmap_offset);
 	EXPECT_EQ(KRPC_CQ_CQES_OFFSET + KRPC_CQ_ENTRIES_MAX * 32 + 4096 - 128,
 		  cc.mmap_length);
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, cc.mmap_length - 4096,
@@ -195,7 +195,7 @@ TEST_F(ucq, create_and_mmap_are_validated)
 	EXPECT_EQ(0, munmap(p, cc.mmap_length));
 	/* A connection has nothing to map. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
-				   (off_t)self->c.conn << 32));
+				   handle_off(self->c.conn)));
 	EXPECT_EQ(EINVAL, errno);
 
 	/*

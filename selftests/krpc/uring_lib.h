@@ -32,6 +32,12 @@
 #define TEST_ADDR	"192.0.2.1"
 #define BUF_SIZE	65536U
 
+/* The mmap() offset of a handle's object: the handle in pages (chardev.c). */
+static inline off_t handle_off(uint32_t handle)
+{
+	return (off_t)handle * sysconf(_SC_PAGESIZE);
+}
+
 /*
  * Transport the tests' servers and clients ask for: KRPC_TRANSPORT=rdma,
  * tcp or auto in the environment (the *_tcp.sh wrappers set tcp), else the

@@ -13,7 +13,9 @@
  *  - Each open file of /dev/krpc is a context: pools, connections and
  *    servers are named by handles that mean nothing in another file.
  *  - A pool is count buffers of buf_size bytes, allocated, zeroed and
- *    DMA-mapped by the kernel once and mmap()ed by the process.  A buffer is
+ *    DMA-mapped by the kernel once and mmap()ed by the process (at the
+ *    offset the kernel returns: fewer than 2^24 pages, within reach of
+ *    a 32-bit process's mmap()).  A buffer is
  *    named by its index.  Every buffer is owned either by the process or by
  *    the kernel; the kernel tracks which, and naming a buffer the process
  *    does not own fails with -EBUSY.  Buffers the kernel owns and does not
@@ -112,8 +114,10 @@
  * @abi_version: KRPC_ABI_VERSION of the running module
  * @features:	KRPC_FEAT_* bits the module supports
  * @nr_devices:	RDMA devices krpc currently sees (ib_client)
- * @reserved:	must be zero on input; zero on output
+ * @reserved:	zero on output
  * @version:	NUL-terminated module version string
+ *
+ * On input every field but @size must be zero (-EINVAL otherwise).
  */
 struct krpc_info {
 	__u32 size;
@@ -174,7 +178,7 @@ struct krpc_info {
  *		first device krpc sees or, when it sees none, plain host
  *		memory (TCP connections only).  TCP connections can use any
  *		pool.
- * @handle:	out: the pool's handle
+ * @handle:	out: the pool's handle (0 on input, as every out field)
  * @reserved:	must be 0
  * @mmap_offset: out: offset to mmap() the pool at (MAP_SHARED, exactly
  *		@mmap_length bytes); buffer i is at byte i * buf_size
@@ -449,16 +453,18 @@ struct krpc_cqe {
  * The structures carry their own @size, so a structure that grows keeps its
  * ioctl number: the number encodes the first version's size.
  */
-#define KRPC_IOC_GET_INFO	_IOWR(KRPC_IOC_MAGIC, 0x00, struct krpc_info)
-#define KRPC_IOC_POOL_CREATE	_IOC(_IOC_READ | _IOC_WRITE, KRPC_IOC_MAGIC, 0x01, \
-				     KRPC_POOL_CREATE_SIZE_VER0)
-#define KRPC_IOC_POOL_DESTROY	_IOW(KRPC_IOC_MAGIC, 0x02, struct krpc_handle_arg)
-#define KRPC_IOC_BUF_ALLOC	_IOWR(KRPC_IOC_MAGIC, 0x03, struct krpc_buf_arg)
-#define KRPC_IOC_BUF_FREE	_IOW(KRPC_IOC_MAGIC, 0x04, struct krpc_buf_arg)
-#define KRPC_IOC_LISTEN		_IOWR(KRPC_IOC_MAGIC, 0x05, struct krpc_listen)
-#define KRPC_IOC_CLOSE		_IOW(KRPC_IOC_MAGIC, 0x06, struct krpc_handle_arg)
-#define KRPC_IOC_CQ_CREATE	_IOWR(KRPC_IOC_MAGIC, 0x07, struct krpc_cq_create)
-#define KRPC_IOC_CQ_POLL	_IOW(KRPC_IOC_MAGIC, 0x08, struct krpc_cq_poll)
+#define KRPC_IOC_RW(nr, size)	_IOC(_IOC_READ | _IOC_WRITE, KRPC_IOC_MAGIC, \
+				     nr, size)
+#define KRPC_IOC_W(nr, size)	_IOC(_IOC_WRITE, KRPC_IOC_MAGIC, nr, size)
+#define KRPC_IOC_GET_INFO	KRPC_IOC_RW(0x00, KRPC_INFO_SIZE_VER0)
+#define KRPC_IOC_POOL_CREATE	KRPC_IOC_RW(0x01, KRPC_POOL_CREATE_SIZE_VER0)
+#define KRPC_IOC_POOL_DESTROY	KRPC_IOC_W(0x02, KRPC_HANDLE_ARG_SIZE_VER0)
+#define KRPC_IOC_BUF_ALLOC	KRPC_IOC_RW(0x03, KRPC_BUF_ARG_SIZE_VER0)
+#define KRPC_IOC_BUF_FREE	KRPC_IOC_W(0x04, KRPC_BUF_ARG_SIZE_VER0)
+#define KRPC_IOC_LISTEN		KRPC_IOC_RW(0x05, KRPC_LISTEN_SIZE_VER0)
+#define KRPC_IOC_CLOSE		KRPC_IOC_W(0x06, KRPC_HANDLE_ARG_SIZE_VER0)
+#define KRPC_IOC_CQ_CREATE	KRPC_IOC_RW(0x07, KRPC_CQ_CREATE_SIZE_VER0)
+#define KRPC_IOC_CQ_POLL	KRPC_IOC_W(0x08, KRPC_CQ_POLL_SIZE_VER0)
 
 /* ---------------------------------------------------------------------- */
 /* io_uring commands (IORING_OP_URING_CMD, SQE128 + CQE32 rings only) */
@@ -618,20 +624,28 @@ struct krpc_cmd_bufs {
 	__u32 bufs[16];
 };
 
-#define KRPC_CMD_CONNECT	_IOWR(KRPC_IOC_MAGIC, 0x40, struct krpc_cmd_connect)
-#define KRPC_CMD_CALL		_IOWR(KRPC_IOC_MAGIC, 0x41, struct krpc_cmd_call)
-#define KRPC_CMD_CANCEL		_IOWR(KRPC_IOC_MAGIC, 0x42, struct krpc_cmd_cancel)
-#define KRPC_CMD_FETCH		_IOWR(KRPC_IOC_MAGIC, 0x43, struct krpc_cmd_slot)
-#define KRPC_CMD_REPLY		_IOWR(KRPC_IOC_MAGIC, 0x44, struct krpc_cmd_slot)
-#define KRPC_CMD_REPLY_FETCH	_IOWR(KRPC_IOC_MAGIC, 0x45, struct krpc_cmd_slot)
-#define KRPC_CMD_BUF_ALLOC	_IOWR(KRPC_IOC_MAGIC, 0x46, struct krpc_cmd_bufs)
-#define KRPC_CMD_BUF_FREE	_IOWR(KRPC_IOC_MAGIC, 0x47, struct krpc_cmd_bufs)
+/*
+ * Command numbers encode each command's size in this first version, as
+ * the ioctls do: a command that grows (within the 80-byte area, its new
+ * fields zero from older callers) keeps its number.
+ */
+#define KRPC_CMD_CONNECT	KRPC_IOC_RW(0x40, 64)	/* krpc_cmd_connect */
+#define KRPC_CMD_CALL		KRPC_IOC_RW(0x41, 56)	/* krpc_cmd_call */
+#define KRPC_CMD_CANCEL		KRPC_IOC_RW(0x42, 32)	/* krpc_cmd_cancel */
+#define KRPC_CMD_FETCH		KRPC_IOC_RW(0x43, 48)	/* krpc_cmd_slot */
+#define KRPC_CMD_REPLY		KRPC_IOC_RW(0x44, 48)	/* krpc_cmd_slot */
+#define KRPC_CMD_REPLY_FETCH	KRPC_IOC_RW(0x45, 48)	/* krpc_cmd_slot */
+#define KRPC_CMD_BUF_ALLOC	KRPC_IOC_RW(0x46, 80)	/* krpc_cmd_bufs */
+#define KRPC_CMD_BUF_FREE	KRPC_IOC_RW(0x47, 80)	/* krpc_cmd_bufs */
 
 /*
  * The second result of a completion (big_cqe[0] of the 32-byte CQE):
  * bits 0..23 a buffer handed to the process (KRPC_BUF_NONE if none),
  * bits 24..31 KRPC_RES2_F_* flags, bits 32..63 the payload offset in
- * that buffer.
+ * that buffer.  A failed command (res < 0) hands a buffer only with
+ * KRPC_RES2_F_REMOTE set: io_uring completes some failures itself (a
+ * broken link, a command refused before krpc saw it) with res2 0, which
+ * then names no buffer.
  */
 #define KRPC_RES2_BUF(r)	((__u32)((r) & 0xffffffU))
 #define KRPC_RES2_FLAGS(r)	((__u32)(((r) >> 24) & 0xffU))
