@@ -12,7 +12,6 @@
 
 #include "libkrpc.h"
 
-/* Our sync commands are told apart by this user_data. */
 /*
  * A sync command's user_data: "krs" in the top 24 bits and a sequence
  * number below, so that the late completion of one given up on (the ring
