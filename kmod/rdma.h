@@ -380,7 +380,6 @@ static inline bool krpc_rdma_req_inv_rkey(const struct krpc_rdma_conn *rc,
 	return true;
 }
 
-
 /* rdma.c: posting, flow control, transport operations */
 void krpc_rdma_flush_locked(struct krpc_rdma_conn *rc);
 void krpc_rdma_fail_locked(struct krpc_rdma_conn *rc, int reason);
