@@ -84,11 +84,13 @@
 #include "rdma_peer.h"
 
 int wait_ms = 5000;
+static int failed;	/* fail() said why */
 
 int fail(const char *fmt, ...)
 {
 	va_list ap;
 
+	failed = 1;
 	fprintf(stderr, "rdma_peer: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -586,6 +588,21 @@ int expect_closed(struct peer *p, int ms)
 }
 
 /*
+ * Send a message the other side must refuse, and expect the close.  It may
+ * close before our SEND is acknowledged: it disconnects from the receive
+ * completion, and its queue pair, in the error state, sends no ACK.
+ * Soft-RoCE retries the SEND until the DREQ arrives, which send_raw()
+ * reports as -ECONNRESET; the close is there to read.
+ */
+int send_bad(struct peer *p, struct hdr *h, const void *body, uint32_t len,
+	     int keep_credits)
+{
+	if (send_raw(p, h, body, len, keep_credits) > 0)
+		return 1;
+	return expect_closed(p, wait_ms);
+}
+
+/*
  * Idle for @ms, while our keepalives go out (keepalive()): nothing may
  * come but the other side's keepalives and credit updates, each less than
  * @bound ms after the one before (the first after the start; the silence
@@ -886,21 +903,6 @@ static int do_reject(struct peer *p, const char *mode)
 }
 
 /* One message that fails a validation check; the server must close. */
-/*
- * Send a message the server must refuse, and expect the close.  The server
- * may close before our SEND is acknowledged: it disconnects from the
- * receive completion, and its queue pair, in the error state, sends no
- * ACK.  Soft-RoCE retries the SEND until the DREQ arrives, which
- * send_raw() reports as -ECONNRESET; the close is there to read.
- */
-static int send_bad(struct peer *p, struct hdr *h, const void *body,
-		    uint32_t len, int keep_credits)
-{
-	if (send_raw(p, h, body, len, keep_credits) > 0)
-		return 1;
-	return expect_closed(p, wait_ms);
-}
-
 static int do_bad(struct peer *p, const char *mode)
 {
 	char body[RECV_SIZE] = "0123456789abcdef";
@@ -1100,6 +1102,8 @@ int main(int argc, char **argv)
 		ret = serve(argv[2], argv[3], argv[4], ka, t);
 		if (!ret)
 			printf("rdma_peer serve %s: as expected\n", argv[2]);
+		else if (!failed)
+			fail("serve %s failed, reason not given", argv[2]);
 		return ret;
 	}
 	if (argc < 4 || (!strcmp(argv[1], "ka") && argc < 7)) {
@@ -1159,5 +1163,7 @@ int main(int argc, char **argv)
 		ret = fail("the connection went down (%s)", strerror(-ret));
 	if (!ret)
 		printf("rdma_peer %s: as expected\n", mode);
+	else if (!failed)
+		fail("%s failed, reason not given", mode);
 	return ret;
 }

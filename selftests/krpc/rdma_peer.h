@@ -77,6 +77,7 @@ struct peer {
 	struct rdma_cm_id *listen_id;	/* server */
 };
 
+/* A line on stderr, "rdma_peer: ..."; return 1. */
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long now_ms(void);
 uint8_t pattern(uint32_t seed, size_t i);
@@ -97,6 +98,8 @@ int cm_pending(struct peer *p);
 int disconnected(struct peer *p);
 int keepalive(struct peer *p);
 int expect_closed(struct peer *p, int ms);
+int send_bad(struct peer *p, struct hdr *h, const void *body, uint32_t len,
+	     int keep_credits);
 int idle_gaps(struct peer *p, int ms, long bound);
 
 int serve(const char *mode, const char *addr, const char *port, uint32_t ka,

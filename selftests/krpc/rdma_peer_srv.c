@@ -233,12 +233,17 @@ static int answer_error(struct peer *p, const struct hdr *h, uint32_t status)
 	return send_msg(p, &r, NULL);
 }
 
-/* A correct answer to an echo request: inline, or written to its region. */
+/*
+ * A correct answer to an echo request: inline, or written to its region.
+ * Return 0; -ECONNRESET if the connection is going down; 1 on any other
+ * failure, with a line on stderr.
+ */
 static int answer_echo(struct peer *p, const struct hdr *h, const char *body,
 		       uint32_t inline_len)
 {
 	uint32_t len = le32toh(h->len);
 	struct hdr r;
+	int ret;
 
 	/* The kernel client's request, checked as krpc's server would. */
 	if ((h->flags & ~(F_RDV_REQ | F_RDV_REPLY)) || h->status ||
@@ -254,9 +259,12 @@ static int answer_echo(struct peer *p, const struct hdr *h, const char *body,
 		return fail("a request of %u bytes, more than this peer holds",
 			    len);
 	if (h->flags & F_RDV_REQ) {
-		if (le32toh(h->req.len) != len ||
-		    post_rdma(p, IBV_WR_RDMA_READ, &h->req, len))
-			return 1;
+		if (le32toh(h->req.len) != len)
+			return fail("request region of %u bytes for %u",
+				    le32toh(h->req.len), len);
+		ret = post_rdma(p, IBV_WR_RDMA_READ, &h->req, len);
+		if (ret)
+			return ret;
 	} else {
 		memcpy(p->rdv[0], body, len);
 	}
@@ -266,8 +274,9 @@ static int answer_echo(struct peer *p, const struct hdr *h, const char *body,
 	}
 	if (!(h->flags & F_RDV_REPLY) || le32toh(h->rep.len) < len)
 		return answer_error(p, h, EMSGSIZE_WIRE);
-	if (post_rdma(p, IBV_WR_RDMA_WRITE, &h->rep, len))
-		return 1;
+	ret = post_rdma(p, IBV_WR_RDMA_WRITE, &h->rep, len);
+	if (ret)
+		return ret;
 	hdr_answer(&r, T_REPLY, h, len);
 	r.flags = F_WRITTEN;
 	return send_msg(p, &r, NULL);
@@ -313,15 +322,11 @@ static int answer_bad(struct peer *p, const char *mode, const struct hdr *h)
 	} else if (!strcmp(mode, "credits")) {
 		/* One beyond: the client holds our receives less what we owe. */
 		r.credits = htole16(p->owed + 1);
-		if (send_raw(p, &r, body, total, 1))
-			return 1;
-		return expect_closed(p, wait_ms);
+		return send_bad(p, &r, body, total, 1);
 	} else {
 		return fail("unknown mode %s", mode);
 	}
-	if (send_raw(p, &r, body, total, 0))
-		return 1;
-	return expect_closed(p, wait_ms);
+	return send_bad(p, &r, body, total, 0);
 }
 
 /* Until the client disconnects (0) or something goes wrong (1). */
@@ -356,8 +361,9 @@ static int serve_loop(struct peer *p, const char *mode, unsigned long *served)
 			return fail("type %u from the client", h.type);
 		if (strcmp(mode, "good") && strcmp(mode, "ka"))
 			return answer_bad(p, mode, &h);
-		if (answer_echo(p, &h, body, il))
-			return 1;
+		ret = answer_echo(p, &h, body, il);
+		if (ret)
+			return ret;	/* < 0: serve() says it went down */
 		++*served;
 	}
 	return disconnected(p);

@@ -181,7 +181,13 @@ ktap_check "kernel client still served after the keepalive rejects" \
 out=$(mktemp)	# the guest's tmpfs
 out_has() { grep -q "$1" "$out"; }
 # served: the background rdma_peer (spid) succeeded; what it said shown
-served() { wait "$spid"; local r=$?; sed 's/^/# /' "$out"; return $r; }
+served() {
+	wait "$spid"
+	local r=$?
+	sed 's/^/# /' "$out"
+	[ $r = 0 ] || echo "# rdma_peer exited with status $r"
+	return $r
+}
 
 # The peer offers KRPC_WFEAT_KA with a timeout of T and stays idle.
 echo "# + $peer ka $KRPC_ADDR4 $RPC_PORT $ms $T $ka &"
