@@ -415,30 +415,56 @@ static const char *const state_names[] = {
 	[KRPC_CONN_DEAD]	= "dead",
 };
 
-/* debugfs krpc/conns: one line per connection, "key=value" fields. */
-int krpc_conns_show(struct seq_file *m, void *unused)
+/*
+ * debugfs krpc/conns: one line per connection, "key=value" fields.  A
+ * seq_file iterator: krpc_conns_lock is held from start to stop, one
+ * read()'s worth of lines, not while the whole list is printed again into
+ * a buffer twice the size, as a single_open() show would on overflow.
+ */
+static void *conns_seq_start(struct seq_file *m, loff_t *pos)
+	__acquires(&krpc_conns_lock)
 {
+	spin_lock_bh(&krpc_conns_lock);
+	return seq_list_start(&krpc_conns, *pos);
+}
+
+static void *conns_seq_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	return seq_list_next(v, &krpc_conns, pos);
+}
+
+static void conns_seq_stop(struct seq_file *m, void *v)
+	__releases(&krpc_conns_lock)
+{
+	spin_unlock_bh(&krpc_conns_lock);
+}
+
+static int conns_seq_show(struct seq_file *m, void *v)
+{
+	struct krpc_conn *conn = list_entry(v, struct krpc_conn, all_node);
 	struct krpc_conn_info info;
-	struct krpc_conn *conn;
 	unsigned int i;
 
-	spin_lock_bh(&krpc_conns_lock);
-	list_for_each_entry(conn, &krpc_conns, all_node) {
-		spin_lock(&conn->lock);
-		krpc_conn_fill_info_locked(conn, &info);
-		spin_unlock(&conn->lock);
-		seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u cq=%s ka_peer_ms=%u",
-			   conn->id, conn->server ? "server" : "client",
-			   conn->ops->name, state_names[info.state],
-			   info.reason, &conn->peer, info.depth,
-			   info.inflight, info.queued, info.send_credits,
-			   info.inline_max, info.max_msg,
-			   cq_mode_names[info.cq_mode], conn->ka_peer_ms);
-		for (i = 0; i < KRPC_STAT_NR; i++)
-			seq_printf(m, " %s=%llu", krpc_stat_names[i],
-				   ((u64 *)&info.stats)[i]);
-		seq_putc(m, '\n');
-	}
-	spin_unlock_bh(&krpc_conns_lock);
+	spin_lock(&conn->lock);
+	krpc_conn_fill_info_locked(conn, &info);
+	spin_unlock(&conn->lock);
+	seq_printf(m, "conn=%u role=%s xprt=%s state=%s reason=%d peer=%pISpc depth=%u inflight=%u queued=%u credits=%u inline_max=%u max_msg=%u cq=%s ka_peer_ms=%u",
+		   conn->id, conn->server ? "server" : "client",
+		   conn->ops->name, state_names[info.state],
+		   info.reason, &conn->peer, info.depth,
+		   info.inflight, info.queued, info.send_credits,
+		   info.inline_max, info.max_msg,
+		   cq_mode_names[info.cq_mode], conn->ka_peer_ms);
+	for (i = 0; i < KRPC_STAT_NR; i++)
+		seq_printf(m, " %s=%llu", krpc_stat_names[i],
+			   ((u64 *)&info.stats)[i]);
+	seq_putc(m, '\n');
 	return 0;
 }
+
+const struct seq_operations krpc_conns_sops = {
+	.start	= conns_seq_start,
+	.next	= conns_seq_next,
+	.stop	= conns_seq_stop,
+	.show	= conns_seq_show,
+};

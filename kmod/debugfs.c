@@ -95,11 +95,7 @@ static int stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
 
-static int conns_show(struct seq_file *m, void *unused)
-{
-	return krpc_conns_show(m, unused);
-}
-DEFINE_SHOW_ATTRIBUTE(conns);
+DEFINE_SEQ_ATTRIBUTE(krpc_conns);	/* conn.c */
 
 static int pollers_show(struct seq_file *m, void *unused)
 {
@@ -115,7 +111,7 @@ int krpc_debugfs_init(void)
 	debugfs_create_file("stats", 0400, krpc_debugfs_root, NULL,
 			    &stats_fops);
 	debugfs_create_file("conns", 0400, krpc_debugfs_root, NULL,
-			    &conns_fops);
+			    &krpc_conns_fops);
 	debugfs_create_file("pollers", 0400, krpc_debugfs_root, NULL,
 			    &pollers_fops);
 	debugfs_create_u16("fault_proto_version", 0600, krpc_debugfs_root,

@@ -342,7 +342,7 @@ void krpc_conn_established_locked(struct krpc_conn *conn, u32 depth,
 void krpc_conn_connect_failed(struct krpc_conn *conn, int err);
 void krpc_conn_dead_locked(struct krpc_conn *conn, int reason);
 void krpc_conn_teardown_done(struct krpc_conn *conn);
-int krpc_conns_show(struct seq_file *m, void *unused);
+extern const struct seq_operations krpc_conns_sops;
 int krpc_wire_check_magic(__be32 magic, __le16 version, u16 *reason,
 			  u32 *value);
 int krpc_wire_check_ka(u32 ka_timeout_ms, u32 *value);

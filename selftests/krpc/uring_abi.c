@@ -5,8 +5,10 @@
  * another's buffers or handles.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -664,6 +666,75 @@ TEST_F(abi, pool_too_small_for_the_receive_ring)
 	EXPECT_EQ(before + 1, klog_count(server_re));
 	EXPECT_EQ(0, echo_stop(&small));
 	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+}
+
+/*
+ * Read debugfs krpc/conns @chunk bytes at a time (seq_file restarts its
+ * iterator at the position reached for each read() once the first page is
+ * out): the number of lines, each connection id seen once, @bytes read.
+ */
+static int conns_lines(size_t chunk, size_t *bytes, int *dup)
+{
+	static char all[65536];
+	char *l, *end, seen[4096] = { 0 };
+	size_t n = 0;
+	unsigned int id;
+	ssize_t r;
+	int fd, lines = 0;
+
+	*dup = 0;
+	fd = open("/sys/kernel/debug/krpc/conns", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	while (n < sizeof(all) - 1 &&
+	       (r = read(fd, all + n, chunk < sizeof(all) - 1 - n ?
+			 chunk : sizeof(all) - 1 - n)) > 0)
+		n += r;
+	close(fd);
+	all[n] = 0;
+	*bytes = n;
+	for (l = all; l < all + n; l = end + 1) {
+		end = strchr(l, '\n');
+		if (!end || sscanf(l, "conn=%u ", &id) != 1)
+			return -EPROTO;
+		lines++;
+		if (seen[id % sizeof(seen)]++)
+			(*dup)++;
+	}
+	return lines;
+}
+
+/*
+ * debugfs krpc/conns lists each connection once, also when its lines take
+ * more than a page: 10 more connections (22 lines of about 400 bytes), read
+ * 100 bytes at a time and in one go.
+ */
+TEST_F(abi, debugfs_conns_lists_each_connection_once)
+{
+	enum { N = 10 };
+	struct krpc_pool pool;
+	int conn[N], i, dup;
+	size_t bytes;
+
+	ASSERT_EQ(2, conns_lines(100, &bytes, &dup));
+	/* At depth 4 a connection holds 8 receive buffers on each side. */
+	ASSERT_EQ(0, lib_pool_create(self->c.k.fd, 8 * N + 8, &pool));
+	for (i = 0; i < N; i++) {
+		conn[i] = connect_rdma(&self->c, &pool, PORT, 4);
+		ASSERT_LT(0, conn[i]);
+	}
+	ASSERT_EQ(2 + 2 * N, krpc_counter("conns_open"));
+	EXPECT_EQ(2 + 2 * N, conns_lines(100, &bytes, &dup));
+	EXPECT_EQ(0, dup);
+	EXPECT_LT(4096, bytes);
+	EXPECT_EQ(2 + 2 * N, conns_lines(65536, &bytes, &dup));
+	EXPECT_EQ(0, dup);
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(0, krpc_close_handle(self->c.k.fd, conn[i]));
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+	EXPECT_EQ(2, conns_lines(100, &bytes, &dup));
+	EXPECT_EQ(0, dup);
+	EXPECT_EQ(0, krpc_pool_destroy(self->c.k.fd, &pool));
 }
 
 TEST_F(abi, slots)
