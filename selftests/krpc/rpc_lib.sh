@@ -192,6 +192,11 @@ wait_for() {
 	done
 }
 
+# rpc_disc_is MODULE N: the module's client has had N disconnect
+# callbacks.  The callback runs at the end of the teardown, after the
+# connection is dead and its calls have failed: wait for it, with wait_for.
+rpc_disc_is() { [ "$(rpc_info "$1" disconnects)" = "$2" ]; }
+
 # rpc_conns_back N: conns_open is back to N within 5 s (a raw peer's
 # connection, closed by the server or by the peer, is gone)
 rpc_conns_is() { [ "$(krpc_stat conns_open)" = "$1" ]; }

@@ -24,13 +24,16 @@ DELAY=200	# us: above the 50 us minimum, the cap is 1000
 OUT=$(mktemp)
 
 spin_us() { sed -n 's/^poller=0 .*\<spin_us=\([0-9]*\).*/\1/p' "$PF"; }
+# polling: poller 0 has a CQ (the bench's module is in and connecting)
+polling() { [ "$(sed -n 's/^poller=0 .*\<cqs=\([0-9]*\).*/\1/p' "$PF")" -ge 1 ] 2>/dev/null; }
 # json KEY: KEY of the last run's JSON result
 json() { tail -n1 "$OUT" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
 # delayed_run SECONDS DELAY_US: 64 B echoes at depth 1 over KRPC_CQ_POLL
-# connections for SECONDS; SPIN is poller 0's spin_us read halfway, SLEEPS
-# the poller's sleeps over the whole run (connection setup and teardown
-# included), CALLS the calls measured.
+# connections for SECONDS; SPIN is poller 0's spin_us read halfway
+# (counted from when poller 0 has a CQ), SLEEPS the poller's sleeps over
+# the whole run (connection setup and teardown included), CALLS the calls
+# measured.
 delayed_run() {
 	local s0 rc=0 pid
 
@@ -39,6 +42,9 @@ delayed_run() {
 	"$bench" --json -p kernel --cq-mode poll --server-delay "$2" -D "$1" \
 		-w 0.2 > "$OUT" 2>&1 &
 	pid=$!
+	# Halfway from the start of the connection: loading krpc-bench's
+	# module may take a while under emulation.
+	wait_for 10 polling
 	sleep "$(python3 -c "print(0.2 + $1 / 2)")"
 	SPIN=$(spin_us)
 	wait $pid || rc=$?
@@ -63,6 +69,10 @@ ktap_check "fixed: the spin is poll_usecs, 50 us" test "$SPIN" = 50
 ktap_check "fixed: the poller slept before most replies" \
 	test $((2 * SLEEPS)) -ge "$CALLS"
 FIXED_SLEEPS=$SLEEPS FIXED_CALLS=$CALLS
+# Round trips longer than the 1000 us cap (the debug kernel's take about
+# 4.5 ms) are pauses by design: no spin can outlast them.
+FIXED_P50=$(json lat_p50_us 2>/dev/null)
+slow_rt=$(python3 -c "print(int(float('${FIXED_P50:-0}') > 1000))" 2>/dev/null)
 
 # Adaptive: the spin outlasts the gap, and the poller stays awake.  Not
 # always: a gap above the 1000 us cap is a pause by design, and on 6.12
@@ -77,10 +87,16 @@ FIXED_SLEEPS=$SLEEPS FIXED_CALLS=$CALLS
 echo 0 > /sys/module/krpc/parameters/poll_usecs
 delayed_run 1 $DELAY
 ktap_check "adaptive: echoes answered after $DELAY us complete" test "$CALLS" -gt 100
-ktap_check "adaptive: the spin is at least twice the gap ($((2 * DELAY)) us), at most 1000" \
-	test "$SPIN" -ge $((2 * DELAY)) -a "$SPIN" -le 1000
-ktap_check "adaptive: at most a quarter of the fixed spin's sleeps per call ($FIXED_SLEEPS in $FIXED_CALLS)" \
-	test $((4 * SLEEPS * FIXED_CALLS)) -le $((FIXED_SLEEPS * CALLS))
+if [ "$slow_rt" = 1 ]; then
+	why="round trips of $FIXED_P50 us (p50) exceed the 1000 us cap here"
+	ktap_ok "adaptive: the spin is at least twice the gap # SKIP $why"
+	ktap_ok "adaptive: fewer sleeps per call than the fixed spin # SKIP $why"
+else
+	ktap_check "adaptive: the spin is at least twice the gap ($((2 * DELAY)) us), at most 1000" \
+		test "$SPIN" -ge $((2 * DELAY)) -a "$SPIN" -le 1000
+	ktap_check "adaptive: at most a quarter of the fixed spin's sleeps per call ($FIXED_SLEEPS in $FIXED_CALLS)" \
+		test $((4 * SLEEPS * FIXED_CALLS)) -le $((FIXED_SLEEPS * CALLS))
+fi
 
 # A gap above the cap is a pause: the poller never spins past 1000 us, and
 # sleeps before each reply instead.

@@ -55,7 +55,8 @@ rpc_check "storm of inline calls" krpc_test storm_start 100
 sleep 2
 ktap_check "rmmod krpc_peer mid-call" rpc_rmmod krpc_peer
 rpc_check "every call completed once" krpc_test storm_stop
-ktap_check "client saw the disconnect" test "$(rpc_info krpc_test disconnects)" = 1
+ktap_check "client saw the disconnect" \
+	wait_for $((5 * RPC_SLOW)) rpc_disc_is krpc_test 1
 ktap_check "client connection is dead" test "$(rpc_info krpc_test state)" = 2
 rpc_check "client destroyed" krpc_test disconnect
 ktap_check "no connection, call or request left" rpc_assert_idle
@@ -119,10 +120,8 @@ disc=$(rpc_info krpc_test disconnects)
 read -r up _ < /proc/uptime
 t0=$((10 * ${up/./}))
 echo "$id" > /sys/kernel/debug/krpc/fault_mute
-for _ in $(seq $((50 * RPC_SLOW))); do
-	[ "$(rpc_info krpc_test state)" = 2 ] && break
-	sleep 0.1
-done
+# Dead at once, the callback at the end of the teardown: wait for it.
+wait_for $((5 * RPC_SLOW)) rpc_disc_is krpc_test $((disc + 1))
 ms=$(($(rpc_info krpc_test disconnect_ms) - t0))
 log "client noticed after $ms ms"
 ktap_check "silent peer detected" test "$(rpc_info krpc_test state)" = 2

@@ -117,7 +117,8 @@ rpc_check "storm" krpc_peer storm_start 1000
 sleep 1
 ktap_check "rmmod krpc_test (the server) mid-call" rpc_rmmod krpc_test
 rpc_check "every call completed once" krpc_peer storm_stop
-ktap_check "client saw the disconnect" test "$(rpc_info krpc_peer disconnects)" = 1
+ktap_check "client saw the disconnect" \
+	wait_for $((5 * RPC_SLOW)) rpc_disc_is krpc_peer 1
 ktap_check "rmmod krpc_peer with its dead client" rpc_rmmod krpc_peer
 ktap_check "no connection, call or request left" rpc_assert_idle
 ktap_check "no protocol error" test "$(krpc_stat protocol_errors)" = 0

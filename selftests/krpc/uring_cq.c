@@ -438,7 +438,9 @@ TEST_F(ucq, busy_poll_is_validated)
 {
 	const uint32_t sz = sizeof(struct krpc_cq_poll);
 	struct sigaction sa = { .sa_handler = on_alarm }, old;
-	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	/* Every 20 ms, until the ioctl is in: the first may come before. */
+	struct itimerval it = { .it_value = { .tv_usec = 20000 },
+				.it_interval = { .tv_usec = 20000 } }, off = { 0 };
 	int fd = self->c.k.fd;
 	struct krpc_cqe e;
 
@@ -463,6 +465,7 @@ TEST_F(ucq, busy_poll_is_validated)
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	EXPECT_EQ(-EINTR, krpc_cq_busy_poll(fd, &self->cq,
 					    KRPC_CQ_POLL_USECS_MAX));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 	EXPECT_EQ(0, sigaction(SIGALRM, &old, NULL));
 
 	/* An entry: counted, left for the process to consume. */
@@ -515,7 +518,9 @@ TEST_F(ucq, sleeping_wait_is_per_queue)
 {
 	const uint32_t sz = sizeof(struct krpc_cq_poll);
 	struct sigaction sa = { .sa_handler = on_alarm }, old;
-	struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+	/* Every 20 ms, until the ioctl is in: the first may come before. */
+	struct itimerval it = { .it_value = { .tv_usec = 20000 },
+				.it_interval = { .tv_usec = 20000 } }, off = { 0 };
 	struct pollfd p = { .fd = self->c.k.fd, .events = POLLIN };
 	uint32_t h = self->cq.handle;
 	int fd = self->c.k.fd;
@@ -541,6 +546,7 @@ TEST_F(ucq, sleeping_wait_is_per_queue)
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	EXPECT_EQ(-EINTR, cq_poll_ioctl(fd, sz, KRPC_CQ_POLL_SLEEP, h, 0));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 	EXPECT_EQ(0, sigaction(SIGALRM, &old, NULL));
 
 	/* An entry in another queue of the file: poll() says so ... */

@@ -89,9 +89,22 @@ log "$(cat $dbg/log 2>/dev/null | tail -20)"
 example=$KRPC_TOP/build/user/tools/krpc-echo
 "$example" server 7203 > "$tmp/ex.out" 2>&1 &
 expid=$!
-sleep 1
-ktap_check "tools/krpc-echo client gets its text back" \
-	test "$("$example" client 192.0.2.1 7203 "hello, krpc")" = "hello, krpc"
+# The server says nothing once it listens: until it does, the client's
+# connect is refused (and only that is tried again, for up to 10 s).
+ex_client() {
+	local i out
+	for i in $(seq 100); do
+		out=$("$example" client 192.0.2.1 7203 "hello, krpc" 2>&1) &&
+			break
+		case $out in
+		*"connect: Connection refused"*) sleep 0.1 ;;
+		*) break ;;
+		esac
+	done
+	echo "# krpc-echo client: $out (try $i)"
+	[ "$out" = "hello, krpc" ]
+}
+ktap_check "tools/krpc-echo client gets its text back" ex_client
 kill -KILL "$expid"; wait "$expid" 2>/dev/null
 
 ktap_check "krpc_test unloads" pp rmmod krpc_test

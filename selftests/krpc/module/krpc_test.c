@@ -926,7 +926,7 @@ static int cmd_timeout(char **argv, int argc)
 	struct krpc_conn_info before, after;
 	struct krpc_result res = { .status = INT_MIN };
 	unsigned long t0 = jiffies;
-	unsigned int ms;
+	unsigned int ms, i;
 	bool late;
 	size_t len = 0;
 	int ret;
@@ -970,7 +970,14 @@ static int cmd_timeout(char **argv, int argc)
 		     late ? "at least" : "below", 300 * slow);
 		return -EINVAL;
 	}
-	msleep(500 * slow);	/* the late reply arrives and is dropped */
+	/* The late reply arrives and is dropped: wait for it, 5 s at most. */
+	for (i = 0; i < 100 * slow; i++) {
+		krpc_client_query(clnt, &after);
+		if (after.stats.stale != before.stats.stale)
+			break;
+		msleep(50);
+	}
+	msleep(50 * slow);	/* a second one would show */
 	krpc_client_query(clnt, &after);
 	if (after.stats.timeouts != before.stats.timeouts + 1 ||
 	    after.stats.stale != before.stats.stale + 1) {
