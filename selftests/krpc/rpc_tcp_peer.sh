@@ -34,7 +34,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ka=$((2000 * RPC_SLOW))
+# 4 s, not less: the keepalive gap checks below allow 1/4 of T (150 ms)
+# beyond krpc's worst case, and a guest stalled longer than 1/4 of a
+# 300 ms T failed one in CI (rpc_rdma_peer, a gap of 309 ms).
+ka=$((4000 * RPC_SLOW))
 bound=$((3 * ka + 2000 * RPC_SLOW))
 # The keepalive timeout a peer announces: below twice the ka_interval_ms
 # of ka / 5, so krpc must send every T / 2, at most 3/4 T apart (its tick
