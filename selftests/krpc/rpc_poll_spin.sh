@@ -24,8 +24,9 @@ DELAY=200	# us: above the 50 us minimum, the cap is 1000
 OUT=$(mktemp)
 
 spin_us() { sed -n 's/^poller=0 .*\<spin_us=\([0-9]*\).*/\1/p' "$PF"; }
+cqs() { sed -n 's/^poller=0 .*\<cqs=\([0-9]*\).*/\1/p' "$PF"; }
 # polling: poller 0 has a CQ (the bench's module is in and connecting)
-polling() { [ "$(sed -n 's/^poller=0 .*\<cqs=\([0-9]*\).*/\1/p' "$PF")" -ge 1 ] 2>/dev/null; }
+polling() { [ "$(cqs)" -ge 1 ] 2>/dev/null; }
 # json KEY: KEY of the last run's JSON result
 json() { tail -n1 "$OUT" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
@@ -108,7 +109,7 @@ ktap_check "adaptive, 5 ms gaps: the poller slept before each reply" \
 	test "$SLEEPS" -ge "$CALLS"
 
 ktap_check "the connections are gone: no polled CQ left" \
-	test "$(sed -n 's/^poller=0 .*\<cqs=\([0-9]*\).*/\1/p' "$PF")" = 0
+	test "$(cqs)" = 0
 rm -f "$OUT"
 ktap_check "rmmod krpc" krpc_unload
 ktap_check "nothing left after rmmod" krpc_assert_gone
