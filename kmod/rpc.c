@@ -570,7 +570,8 @@ static void sync_done(struct krpc_call *call, const struct krpc_result *res,
  * Like krpc_call_async() but waits, including for a free slot unless
  * KRPC_CALL_NOWAIT is set, and for a pool buffer for @args->reply_max.
  * A fatal signal cancels the call (the wait then lasts until krpc no
- * longer touches the buffers, which is bounded).
+ * longer touches the buffers: as for krpc_call_cancel(), at most about
+ * ka_timeout_ms).
  *
  * Context: process context, may sleep.
  * Return: @res->status, or a submission error as for krpc_call_async()
@@ -610,8 +611,10 @@ KRPC_EXPORT(krpc_call_sync);
  * The call completes with -ECANCELED as soon as krpc no longer needs its
  * buffers: at once for a queued call; for a sent call once its send
  * finished and any remote key it exposed is invalidated, which over RDMA
- * waits for the server's answer to the cancel (about a round trip; if none
- * comes within the keepalive timeout, the connection is reset).  The server
+ * waits for the server's answer to the cancel (about a round trip), and
+ * over TCP until the socket let go of the request and no reply is still
+ * arriving into the reply buffer.  If that takes ka_timeout_ms, the
+ * connection is reset, which ends the wait.  The server
  * is told (krpc_req_cancelled()); a reply that still comes is dropped.  A
  * timeout ends a call the same way.
  *

@@ -109,6 +109,10 @@ void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 	if (!cctx->released && !cctx->tx && !cctx->unacked && !cctx->rx_busy &&
 	    (cctx->replied || cctx->aborted)) {
 		cctx->released = true;
+		if (cctx->abandoned) {
+			cctx->abandoned = false;
+			to_tc(call->conn)->nr_abandoned--;
+		}
 		krpc_call_xprt_done_locked(call);
 	}
 	if (cctx->replied && cctx->released) {
@@ -176,6 +180,18 @@ static void ktcp_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		queue_ctrl_locked(tc, KRPC_MSG_CANCEL, call->id);
 	}
 	krpc_tcp_cctx_progress_locked(cctx);
+	/*
+	 * Its buffers still in the socket or the reply's receive: the call
+	 * completes once the peer takes them (or sends the rest), which a
+	 * peer that stops reading but stays alive never does.  Bounded by
+	 * abandoned_expired_locked().  A finished call may have left the
+	 * slot to another already (cctx->call is that one's, or NULL).
+	 */
+	if (cctx->call == call && !cctx->released && !cctx->abandoned) {
+		cctx->abandoned = true;
+		cctx->abort_at = jiffies;
+		tc->nr_abandoned++;
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -222,6 +238,42 @@ static void ktcp_send_reply(struct krpc_conn *conn, struct krpc_req *req)
 /* ---------------------------------------------------------------------- */
 /* Keepalive and dead-peer detection, as over RDMA */
 
+/*
+ * Keepalive tick, client: a call aborted (timed out, cancelled, its
+ * waiter killed) whose buffers the transport still holds ka_timeout_ms
+ * later.  The peer is alive (it sends) but takes nothing: its window
+ * stays shut on the call's message or its zero-copy pages stay
+ * unacknowledged, or it trickles the reply.  The buffers cannot be handed
+ * back while the socket may still send from them or the reply still lands
+ * in them, and the call must end: the connection is reset, as over RDMA
+ * when a CANCEL goes unanswered.  Return true if it was.
+ */
+static bool abandoned_expired_locked(struct krpc_tcp_conn *tc,
+				     unsigned long now)
+{
+	unsigned long tmo = msecs_to_jiffies(krpc_param(ka_timeout_ms));
+	struct krpc_conn *conn = tc->conn;
+	struct krpc_tcp_cctx *cctx;
+	unsigned int i;
+
+	lockdep_assert_held(&conn->lock);
+	for (i = 0; i < conn->max_depth; i++) {
+		cctx = &tc->cctx[i];
+		if (!cctx->abandoned || time_before(now, cctx->abort_at + tmo))
+			continue;
+		pr_warn_ratelimited("conn %u: call %#llx abandoned %u ms ago, %s; resetting\n",
+				    conn->id, cctx->call->id,
+				    jiffies_to_msecs(now - cctx->abort_at),
+				    cctx->rx_busy ? "its reply still arriving" :
+				    cctx->unacked ? "its request not acknowledged" :
+				    "its request not taken by the peer");
+		atomic64_inc(&krpc_stats.tcp_abandoned_resets);
+		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
+		return true;
+	}
+	return false;
+}
+
 static void ka_tick(struct timer_list *t)
 {
 	struct krpc_tcp_conn *tc = timer_container_of(tc, t, ka_timer);
@@ -260,6 +312,8 @@ static void ka_tick(struct timer_list *t)
 		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
 		goto out;
 	}
+	if (tc->nr_abandoned && abandoned_expired_locked(tc, now))
+		goto out;
 	/*
 	 * tx_work stops at a muted connection's queue (debugfs fault_mute):
 	 * once the mute is lifted, this tick starts it again.
@@ -352,6 +406,7 @@ static void release_all(struct krpc_tcp_conn *tc)
 
 	krpc_conn_lock(conn);
 	krpc_tcp_tx_purge_locked(tc);
+	tc->nr_abandoned = 0;
 	tc->rx_nobufs = false;
 	if (tc->rx_cctx)
 		tc->rx_cctx->rx_busy = false;

@@ -91,6 +91,12 @@ struct krpc_tcp_tx {
  * @aborted:	the core gave up on the call (timeout, cancel)
  * @rx_busy:	rx_work is receiving the reply into call->reply_dst
  * @released:	krpc_call_xprt_done_locked() was called
+ * @abandoned: aborted while the transport still had its buffers (being
+ *		written, unacknowledged or receiving the reply), since
+ *		@abort_at: counted in tc->nr_abandoned until @released.  The
+ *		keepalive tick resets a connection that holds one for
+ *		ka_timeout_ms (tcp.c, abandoned_expired_locked())
+ * @abort_at:	jiffies of the abort, while @abandoned
  * @room:	reply room the request offered (0: the reply is inline); a
  *		late reply is checked against it once call->reply_dst is gone
  */
@@ -99,11 +105,13 @@ struct krpc_tcp_cctx {
 	struct krpc_tcp_tx *tx;
 	struct krpc_tcp_tx *unacked;
 	u32 room;
+	unsigned long abort_at;
 	bool sent;
 	bool replied;
 	bool aborted;
 	bool rx_busy;
 	bool released;
+	bool abandoned;
 };
 
 /* Receive phases */
@@ -162,6 +170,8 @@ enum {
  *		hold (conn->lock)
  * @nr_unacked:	entries on @unacked (also read without the lock)
  * @zc_inflight: zero-copy completions not run yet (the teardown waits)
+ * @nr_abandoned: client: aborted calls whose buffers the transport still
+ *		holds (cctx->abandoned)
  * @want_ka:	queue a keepalive when nothing else goes out
  * @last_rx:	jiffies of the last bytes received
  * @last_tx:	jiffies of the last message queued
@@ -199,6 +209,7 @@ struct krpc_tcp_conn {
 	struct list_head unacked;
 	unsigned int nr_unacked;
 	atomic_t zc_inflight;
+	unsigned int nr_abandoned;
 	bool want_ka;
 	unsigned long last_rx;
 	unsigned long last_tx;

@@ -18,8 +18,10 @@
 # Meanwhile a kernel client keeps echoing through the same server.  Then
 # tcp_peer serves the kernel client: it must announce its keepalive
 # timeout, keep the peer's short one while idle, and refuse one beyond
-# krpc's range.  In the end every counter is back to where it was and
-# nothing leaks.
+# krpc's range; and when tcp_peer stays alive but reads nothing, a call
+# that timed out, and a caller killed while it waited, each end with the
+# client's reset ka_timeout_ms later.  In the end every counter is back to
+# where it was and nothing leaks.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -295,6 +297,57 @@ rpc_check "serve_kabad: connect fails with -EPROTO" \
 ktap_check "serve_kabad: the client closed" fok
 ktap_check "serve_kabad: logged (-22)" \
 	logged_re "bad handshake answer from $KRPC_ADDR4:[0-9]+ \\(-22\\)"
+
+# A server that stays alive (a keepalive every 100 ms) but takes nothing
+# after the hello: its window shuts on a 1 MiB request, whose pages stay
+# in the client's socket.  The call times out, its buffers still there;
+# ka_timeout_ms later the client resets the connection (-ETIMEDOUT,
+# counted, logged) and the call completes.  Then the same for a caller
+# killed while it waits in krpc_call_sync(): it goes, instead of waiting
+# for the buffers for ever.
+stuck_logged() {
+	test "$(dmesg | grep -cE "conn [0-9]+: call 0x[0-9a-f]+ abandoned [0-9]+ ms ago, its request not (taken by the peer|acknowledged); resetting")" = "$1"
+}
+stuck=$((10000 * RPC_SLOW))
+ab0=$(krpc_stat tcp_abandoned_resets)
+l0=$(dmesg | grep -c " abandoned .* ms ago, ")
+ktap_check "serve_stuck: peer listens" serve serve_stuck $stuck
+rpc_check "serve_stuck: kernel client connects" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+rpc_check "serve_stuck: a 1 MiB call times out, completes when the client resets ka_timeout_ms later" \
+	krpc_test abandon 1048576 $ka
+ktap_check "serve_stuck: one reset counted (tcp_abandoned_resets)" \
+	test "$(krpc_stat tcp_abandoned_resets)" = $((ab0 + 1))
+ktap_check "serve_stuck: one log line says why" stuck_logged $((l0 + 1))
+ktap_check "serve_stuck: the peer saw the client close, with bytes unread" fok
+rpc_check "serve_stuck: kernel client disconnects" krpc_test disconnect
+
+ktap_check "serve_stuck (kill): peer listens" serve serve_stuck $stuck
+rpc_check "serve_stuck (kill): kernel client connects" \
+	krpc_test connect "$KRPC_ADDR4" "$eport"
+# A 1 MiB echo, its call timeout (30 s) beyond this part: the kill ends it.
+echo "# + echo 'echo 1048576 1' > /sys/kernel/debug/krpc_test/cmd &"
+sh -c 'echo "echo 1048576 1" > /sys/kernel/debug/krpc_test/cmd' &
+kpid=$!
+inflight() { [ "$(krpc_stat calls_live)" -gt 0 ]; }
+ktap_check "serve_stuck (kill): the call is in flight" wait_for "$wait_s" inflight
+sleep 1
+kill -9 $kpid
+t0=$(date +%s%N)
+gone() { ! kill -0 $kpid 2>/dev/null; }
+ktap_check "serve_stuck (kill): the killed caller returns within 3 x ka_timeout_ms" \
+	wait_for $((3 * ka / 1000 + 1)) gone
+wait $kpid 2>/dev/null
+ms=$((($(date +%s%N) - t0) / 1000000))
+log "the killed caller returned after $ms ms (ka_timeout_ms $ka)"
+ktap_check "serve_stuck (kill): not before ka_timeout_ms" test $ms -ge $((ka - 100))
+ktap_check "serve_stuck (kill): the connection was reset (dead, -ETIMEDOUT)" \
+	sh -c 'test "$(sed -n "s/^reason //p" /sys/kernel/debug/krpc_test/info)" = -110'
+ktap_check "serve_stuck (kill): one more reset counted" \
+	test "$(krpc_stat tcp_abandoned_resets)" = $((ab0 + 2))
+ktap_check "serve_stuck (kill): one more log line" stuck_logged $((l0 + 2))
+ktap_check "serve_stuck (kill): the peer saw the client close, with bytes unread" fok
+rpc_check "serve_stuck (kill): kernel client disconnects" krpc_test disconnect
 rm -f "$out"
 
 rpc_check "server stops" krpc_test server_stop

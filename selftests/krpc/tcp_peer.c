@@ -72,6 +72,13 @@
  *				the client closes, within 60 s
  *   serve_kabad ADDR PORT KA	as serve_ka, with a T of 100, below krpc's
  *				range: the client must close at once
+ *   serve_stuck ADDR PORT MS	a server as early_reply's (a 4 KiB receive
+ *				buffer) that reads nothing after the hello
+ *				but sends a keepalive every 100 ms: the
+ *				client's requests stay in its socket; the
+ *				client must close within MS, and must have
+ *				sent something (the most bytes seen unread
+ *				and the time are printed)
  *
  * The hello asks depth 16, or $TCP_PEER_DEPTH when that is set.
  *
@@ -91,6 +98,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -822,19 +830,41 @@ static int client_hello(int fd, uint32_t ka, struct hello *h)
 	return 0;
 }
 
-static int do_early_reply(const char *addr, const char *port, size_t len)
+/*
+ * Take one client on @addr:@port with a 4 KiB receive buffer (small
+ * windows: what it sends and we do not read stays in its socket), its
+ * hello krpc's, our answer announcing no keepalive timeout: the socket, or
+ * -1 with a line on stderr.
+ */
+static int serve_one(const char *addr, const char *port)
 {
 	struct hello h, ans;
+	int fd;
+
+	fd = listen_one(addr, port, 4096);
+	if (fd < 0 || client_hello(fd, 0, &h))
+		goto fail;
+	hello_init(&ans, VERSION);
+	if (send_all(fd, &ans, sizeof(ans))) {
+		fail("%s", "send hello");
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int do_early_reply(const char *addr, const char *port, size_t len)
+{
 	struct hdr a, b;
 	int fd;
 
 	/* Small windows: most of the request stays in the caller's socket. */
-	fd = listen_one(addr, port, 4096);
-	if (fd < 0 || client_hello(fd, 0, &h))
+	fd = serve_one(addr, port);
+	if (fd < 0)
 		return 1;
-	hello_init(&ans, VERSION);
-	if (send_all(fd, &ans, sizeof(ans)))
-		return fail("%s", "send hello");
 	if (read_request(fd, &a, len) || reply_empty(fd, &a) ||
 	    idle_alive(fd, 2000))
 		return 1;
@@ -876,6 +906,48 @@ static int do_serve_ka(const char *addr, const char *port, uint32_t t,
 	return 0;
 }
 
+/*
+ * Serve krpc's client, then read nothing more while staying alive: a
+ * keepalive of ours every STUCK_KA_MS, a receive buffer of 4 KiB, so the
+ * window shuts on the client's first large request.  Until the client
+ * closes (its reset, or FIN), within @ms; prints how long that took and
+ * the most bytes seen unread.
+ */
+#define STUCK_KA_MS	100
+static int do_serve_stuck(const char *addr, const char *port, long ms)
+{
+	struct pollfd pf = { .events = POLLRDHUP };
+	long start, t, sent = 0;
+	int fd, unread, most = 0;
+
+	fd = serve_one(addr, port);
+	if (fd < 0)
+		return 1;
+	pf.fd = fd;
+	start = now_ms();
+	for (;;) {
+		if (ioctl(fd, FIONREAD, &unread) == 0 && unread > most)
+			most = unread;
+		t = now_ms();
+		if (t - start >= ms)
+			return fail("%s", "connection still open");
+		if (t - sent >= STUCK_KA_MS) {
+			sent = t;
+			if (send_all(fd, &(struct hdr){ .type = T_KEEPALIVE },
+				     sizeof(struct hdr)))
+				break;	/* reset by the client */
+		}
+		if (poll(&pf, 1, STUCK_KA_MS) == 1 &&
+		    (pf.revents & (POLLERR | POLLHUP | POLLRDHUP)))
+			break;
+	}
+	printf("stuck: the client closed after %ld ms, %d bytes unread at most\n",
+	       now_ms() - start, most);
+	fflush(stdout);
+	close(fd);
+	return most > 0 ? 0 : fail("%s", "the client sent nothing");
+}
+
 /* A mode that connects to the server, on @fd. */
 static int client(int fd, const char *mode, int argc, char **argv)
 {
@@ -914,6 +986,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "serve_ka") && argc > 5) {
 		ret = do_serve_ka(argv[2], argv[3], strtoul(argv[4], NULL, 0),
 				  strtoul(argv[5], NULL, 0));
+	} else if (!strcmp(mode, "serve_stuck") && argc > 4) {
+		ret = do_serve_stuck(argv[2], argv[3], atol(argv[4]));
 	} else if (!strcmp(mode, "serve_kabad") && argc > 4) {
 		ret = do_serve_ka(argv[2], argv[3], 100,
 				  strtoul(argv[4], NULL, 0));

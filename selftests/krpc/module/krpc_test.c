@@ -1047,6 +1047,59 @@ static int cmd_cancel_unanswered(char **argv, int argc)
 	return ret;
 }
 
+/*
+ * A call whose request the server never takes (TCP, tcp_peer serve_stuck:
+ * its window shut, its keepalives still coming) times out with its
+ * buffers still in the socket: it completes when the client resets the
+ * connection, ka_timeout_ms after the timeout.  argv: request bytes (a
+ * room as large for the reply), ka_timeout_ms.
+ */
+static int cmd_abandon(char **argv, int argc)
+{
+	struct async_call ac = { .seed = 5, .expect = -ETIMEDOUT };
+	struct krpc_conn_info info;
+	unsigned long len, ka, t0;
+	struct krpc_call *call;
+	struct async_ctx ctx;
+	unsigned int ms;
+	int ret;
+
+	if (!clnt)
+		return -ENOTCONN;
+	if (argc < 3 || kstrtoul(argv[1], 0, &len) || !len ||
+	    kstrtoul(argv[2], 0, &ka) || ka > 60000)
+		return -EINVAL;
+	async_ctx_init(&ctx, len);
+	t0 = jiffies;
+	ret = async_submit_tmo(&ctx, &ac, M_ECHO, 0, 50 * slow, &call);
+	if (ret)
+		return ret;
+	ret = async_wait(&ctx, 10 + 3 * ka / 1000);
+	ms = jiffies_to_msecs(jiffies - t0);
+	if (ret == -ETIMEDOUT) {
+		/* Still held: the client's end completes it (@ctx is ours). */
+		client_stop();
+		wait_event(ctx.wq, !atomic_read(&ctx.pending));
+		krpc_call_put(call);
+		return ret;
+	}
+	krpc_call_put(call);
+	if (!ret && ms < ka) {
+		fail("completed after %u ms, before ka_timeout_ms (%lu)", ms,
+		     ka);
+		ret = -EINVAL;
+	}
+	krpc_client_query(clnt, &info);
+	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
+		fail("connection state %u reason %d, want dead, -ETIMEDOUT",
+		     info.state, info.reason);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		tlog("abandoned call: reset after %u ms\n", ms);
+	return ret;
+}
+
 static int cmd_cancel(char **argv, int argc)
 {
 	struct async_call ac = { .seed = 9, .expect = -ECANCELED };
@@ -1794,6 +1847,8 @@ static int run_cmd(char *line)
 		return cmd_rcancel_finish(argv, argc);
 	if (!strcmp(argv[0], "cancel_unanswered"))
 		return cmd_cancel_unanswered(argv, argc);
+	if (!strcmp(argv[0], "abandon"))
+		return cmd_abandon(argv, argc);
 	if (!strcmp(argv[0], "samebuf"))
 		return cmd_samebuf(argv, argc);
 	if (!strcmp(argv[0], "early_reply"))
