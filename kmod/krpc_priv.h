@@ -148,7 +148,7 @@ extern struct krpc_param krpc_param_depth, krpc_param_buf_size,
 	krpc_param_ka_interval_ms, krpc_param_ka_timeout_ms,
 	krpc_param_rnr_retry, krpc_param_upool_max_mb, krpc_param_transport,
 	krpc_param_poll_usecs, krpc_param_poll_threads, krpc_param_cq_shared,
-	krpc_param_unsignaled;
+	krpc_param_unsignaled, krpc_param_max_conns;
 
 int krpc_params_check(void);
 struct krpc_pool_cfg;
@@ -434,8 +434,9 @@ void *krpc_client_priv_of(struct krpc_client *clnt);
  * @xprt:	RDMA listener state, or NULL
  * @tcp_xprt:	TCP listener state, or NULL
  * @methods:	method id -> struct krpc_method
- * @lock:	@conns, @stopping
+ * @lock:	@conns, @nr_conns, @stopping
  * @conns:	accepted connections alive
+ * @nr_conns:	entries on @conns: at most module parameter max_conns
  * @stopping:	krpc_server_destroy() started: no new connection
  * @nr_reqs:	requests alive (krpc_server_destroy() waits for 0)
  * @wq:		waiters for @conns to empty and @nr_reqs to reach 0
@@ -452,6 +453,7 @@ struct krpc_server {
 	struct xarray methods;
 	struct mutex lock;
 	struct list_head conns;
+	unsigned int nr_conns;
 	bool stopping;
 	atomic_t nr_reqs;
 	wait_queue_head_t wq;

@@ -133,6 +133,8 @@ KRPC_PARAM(poll_threads, 1, 1, 64, 0444,
 	   "poller threads (krpc_poll/N), started on first use");
 KRPC_PARAM(unsignaled, 1, 0, 1, 0644,
 	   "1: clients send eager requests in unsignaled SENDs, reclaimed by a later signaled work request; 0 = every work request signaled (connections made from then on)");
+KRPC_PARAM(max_conns, 1024, 1, 65536, 0644,
+	   "connections a server keeps at a time; one more is refused (reason resources, value max_conns)");
 KRPC_PARAM(rnr_retry, 0, 0, 7, 0444,
 	   "RNR retry count of QPs; 0 makes any RNR NAK fatal and counted");
 

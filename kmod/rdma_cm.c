@@ -526,7 +526,12 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	krpc_conn_unlock(conn);
 
 	reason = KRPC_REJ_SHUTDOWN;
+	value = 0;
 	ret = krpc_server_add_conn(srv, conn);
+	if (ret == -EUSERS) {
+		reason = KRPC_REJ_RESOURCES;
+		value = krpc_param(max_conns);
+	}
 	if (ret)
 		goto out_teardown;
 	depth = min_t(u32, v.depth, srv->depth);
@@ -579,7 +584,7 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	return 0;
 
 out_teardown:
-	reject(id, reason, 0, ret);
+	reject(id, reason, value, ret);
 	/* Returning non-zero makes rdma_cm destroy the id: do not touch it. */
 	rc->id_owned_by_core = true;
 	krpc_conn_lock(conn);

@@ -102,6 +102,10 @@ static int server_listen(struct krpc_server *srv, unsigned int transport)
  * krpc_server_create() - listen for clients
  * @opts:	where, and over which transport (&krpc_server_opts.transport)
  *
+ * The server keeps at most module parameter max_conns connections at a
+ * time, over all its transports; one more is refused (the client's
+ * connect fails with -ENOBUFS).
+ *
  * Context: process context, may sleep.
  * Return: the server, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
  * -EADDRINUSE, -EADDRNOTAVAIL, ...).
@@ -234,6 +238,13 @@ int krpc_server_register(struct krpc_server *srv, u32 method,
 }
 KRPC_EXPORT(krpc_server_register);
 
+/*
+ * List an accepted connection (before its handshake is answered).
+ * Return: 0, -ESHUTDOWN once the server stops, or -EUSERS when it has
+ * max_conns already: the transport refuses the connection (reason
+ * resources, value max_conns), so that a peer opening connections
+ * without end cannot take the pool and memory every connection costs.
+ */
 int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn)
 {
 	int ret = 0;
@@ -241,7 +252,10 @@ int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn)
 	mutex_lock(&srv->lock);
 	if (srv->stopping) {
 		ret = -ESHUTDOWN;
+	} else if (srv->nr_conns >= krpc_param(max_conns)) {
+		ret = -EUSERS;
 	} else {
+		srv->nr_conns++;
 		kref_get(&srv->ref);
 		conn->srv = srv;
 		if (srv->pool && !conn->pool) {
@@ -257,7 +271,10 @@ int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn)
 void krpc_server_remove_conn(struct krpc_server *srv, struct krpc_conn *conn)
 {
 	mutex_lock(&srv->lock);
-	list_del_init(&conn->srv_node);
+	if (!list_empty(&conn->srv_node)) {
+		list_del_init(&conn->srv_node);
+		srv->nr_conns--;
+	}
 	mutex_unlock(&srv->lock);
 	wake_up(&srv->wq);
 }

@@ -271,6 +271,42 @@ struct krpc_tcp_listener {
 	void (*saved_data_ready)(struct sock *sk);
 };
 
+/*
+ * The server has max_conns connections: answer the client's hello before
+ * it is read (the stream keeps the order) with a refusal, reason
+ * resources, value max_conns, and close.  Best effort: the answer fits a
+ * new socket's buffer.  The hello, if it is in, is read first, so that the
+ * close is a FIN, not a reset; one that comes after the close is answered
+ * with a reset, behind the refusal.  Not a connection: no id in the log.
+ */
+static void refuse_full(struct socket *sock,
+			const struct sockaddr_storage *peer)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	u32 max = krpc_param(max_conns);
+	struct krpc_wire_hello h;
+	struct kvec kv = { .iov_base = &h, .iov_len = sizeof(h) };
+	int i;
+
+	pr_info_ratelimited("rejecting %pISpc over TCP: %s (%d), value %u\n",
+			    peer, krpc_wire_reject_name(KRPC_REJ_RESOURCES),
+			    -EUSERS, max);
+	atomic64_inc(&krpc_stats.conns_rejected);
+	krpc_tcp_hello_fill(&h, 0, 0, 0, KRPC_REJ_RESOURCES, max);
+	h.version = cpu_to_le16(KRPC_WIRE_VERSION);
+	kernel_sendmsg(sock, &msg, &kv, 1, sizeof(h));
+	kernel_sock_shutdown(sock, SHUT_WR);
+	/* A hello's worth or two; @h is sent (copied into the socket). */
+	for (i = 0; i < 2; i++) {
+		kv.iov_base = &h;
+		kv.iov_len = sizeof(h);
+		if (kernel_recvmsg(sock, &msg, &kv, 1, sizeof(h),
+				   MSG_DONTWAIT) <= 0)
+			break;
+	}
+	sock_release(sock);
+}
+
 static void accept_one(struct krpc_server *srv, struct socket *sock)
 {
 	struct sockaddr_storage peer = {};
@@ -298,11 +334,15 @@ static void accept_one(struct krpc_server *srv, struct socket *sock)
 		ret = pool_attach(conn);
 	if (!ret)
 		ret = krpc_server_add_conn(srv, conn);
-	if (ret) {
+	if (ret == -EUSERS) {
+		refuse_full(sock, &peer);
+	} else if (ret) {
 		if (ret != -ESHUTDOWN)
 			pr_warn_ratelimited("cannot accept a TCP connection: %d\n",
 					    ret);
 		sock_release(sock);
+	}
+	if (ret) {
 		krpc_conn_lock(conn);
 		krpc_conn_dead_locked(conn, ret);
 		krpc_conn_unlock(conn);

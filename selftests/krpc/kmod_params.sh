@@ -33,7 +33,7 @@ for p in "depth 1 1024" "buf_size 1024 65536" "max_msg 65536 67108864" \
 	 "call_timeout_ms 10 3600000" "ka_timeout_ms 200 600000" \
 	 "rnr_retry 0 7" "upool_max_mb 1 1048576" "transport 1 3" \
 	 "poll_usecs 0 1000000" "poll_threads 1 64" "cq_shared 0 1" \
-	 "unsignaled 0 1"; do
+	 "unsignaled 0 1" "max_conns 1 65536"; do
 	set -- $p
 	[ "$2" -gt 0 ] &&
 	ktap_check "$1=$(($2 - 1)) refused" expect_refused "$1=$(($2 - 1))" \
