@@ -85,7 +85,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	STAT(early_rx);
 	STAT(cancel_acks);
 	STAT(cancel_unanswered);
-	STAT(tcp_abandoned_resets);
+	STAT(tcp_stuck_resets);
 	STAT(unsig_holds);
 	STAT(unsig_held);
 #undef STAT

@@ -122,7 +122,7 @@ struct krpc_global_stats {
 	atomic64_t early_rx;		/* RDMA client receives before ESTABLISHED */
 	atomic64_t cancel_acks;		/* RDMA servers' answers to CANCELs */
 	atomic64_t cancel_unanswered;	/* RDMA CANCELs unanswered: resets */
-	atomic64_t tcp_abandoned_resets; /* TCP aborted calls still held: resets */
+	atomic64_t tcp_stuck_resets;	/* TCP calls done, buffers kept: resets */
 	/* request buffers kept past their call's reply (rdma_sctx.c) ... */
 	atomic64_t unsig_holds;		/* ... in all */
 	atomic64_t unsig_held;		/* ... kept now */

@@ -571,7 +571,7 @@ static void sync_done(struct krpc_call *call, const struct krpc_result *res,
  * KRPC_CALL_NOWAIT is set, and for a pool buffer for @args->reply_max.
  * A fatal signal cancels the call (the wait then lasts until krpc no
  * longer touches the buffers: as for krpc_call_cancel(), at most about
- * ka_timeout_ms).
+ * ka_timeout_ms unless the peer keeps taking the call's bytes).
  *
  * Context: process context, may sleep.
  * Return: @res->status, or a submission error as for krpc_call_async()
@@ -613,7 +613,8 @@ KRPC_EXPORT(krpc_call_sync);
  * finished and any remote key it exposed is invalidated, which over RDMA
  * waits for the server's answer to the cancel (about a round trip), and
  * over TCP until the socket let go of the request and no reply is still
- * arriving into the reply buffer.  If that takes ka_timeout_ms, the
+ * arriving into the reply buffer.  If the server does not answer (RDMA),
+ * or makes no progress on the call's bytes (TCP), for ka_timeout_ms, the
  * connection is reset, which ends the wait.  The server
  * is told (krpc_req_cancelled()); a reply that still comes is dropped.  A
  * timeout ends a call the same way.

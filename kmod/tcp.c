@@ -92,7 +92,9 @@ static void queue_ctrl_locked(struct krpc_tcp_conn *tc, u8 type, u64 call_id)
  * it has read the request, and pages still queued in the socket must not
  * go back to the pool and be refilled), no reply is being received into
  * its reply destination, and the call has a reply or was abandoned; of
- * its slot once the peer is done with the call id.
+ * its slot once the peer is done with the call id.  A call with its
+ * outcome whose buffers are not back yet is "stuck" until they are:
+ * stuck_expired_locked() bounds that.
  */
 void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 {
@@ -109,11 +111,17 @@ void krpc_tcp_cctx_progress_locked(struct krpc_tcp_cctx *cctx)
 	if (!cctx->released && !cctx->tx && !cctx->unacked && !cctx->rx_busy &&
 	    (cctx->replied || cctx->aborted)) {
 		cctx->released = true;
-		if (cctx->abandoned) {
-			cctx->abandoned = false;
-			to_tc(call->conn)->nr_abandoned--;
+		if (cctx->stuck) {
+			cctx->stuck = false;
+			to_tc(call->conn)->nr_stuck--;
 		}
 		krpc_call_xprt_done_locked(call);
+	} else if (!cctx->released && !cctx->stuck &&
+		   (cctx->replied || cctx->aborted)) {
+		/* Mostly a reply ahead of our ACK, for a moment. */
+		cctx->stuck = true;
+		cctx->stuck_at = jiffies;
+		to_tc(call->conn)->nr_stuck++;
 	}
 	if (cctx->replied && cctx->released) {
 		/* The slot may be reused at once, from within this call. */
@@ -180,18 +188,6 @@ static void ktcp_abort_call(struct krpc_conn *conn, struct krpc_call *call)
 		queue_ctrl_locked(tc, KRPC_MSG_CANCEL, call->id);
 	}
 	krpc_tcp_cctx_progress_locked(cctx);
-	/*
-	 * Its buffers still in the socket or the reply's receive: the call
-	 * completes once the peer takes them (or sends the rest), which a
-	 * peer that stops reading but stays alive never does.  Bounded by
-	 * abandoned_expired_locked().  A finished call may have left the
-	 * slot to another already (cctx->call is that one's, or NULL).
-	 */
-	if (cctx->call == call && !cctx->released && !cctx->abandoned) {
-		cctx->abandoned = true;
-		cctx->abort_at = jiffies;
-		tc->nr_abandoned++;
-	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -239,35 +235,45 @@ static void ktcp_send_reply(struct krpc_conn *conn, struct krpc_req *req)
 /* Keepalive and dead-peer detection, as over RDMA */
 
 /*
- * Keepalive tick, client: a call aborted (timed out, cancelled, its
- * waiter killed) whose buffers the transport still holds ka_timeout_ms
- * later.  The peer is alive (it sends) but takes nothing: its window
- * stays shut on the call's message or its zero-copy pages stay
- * unacknowledged, or it trickles the reply.  The buffers cannot be handed
- * back while the socket may still send from them or the reply still lands
- * in them, and the call must end: the connection is reset, as over RDMA
- * when a CANCEL goes unanswered.  Return true if it was.
+ * Keepalive tick, client: a stuck call (its outcome in, a reply or an
+ * abort: a timeout, a cancel, its waiter killed) whose buffers the peer
+ * has kept for ka_timeout_ms without progress.  The peer is alive (it
+ * sends) but takes nothing: its window stays shut on the call's message,
+ * or the pages sent by reference stay unacknowledged (no byte of ours
+ * acknowledged, @tc->tx_moved), or the reply stops half-way (nothing
+ * received, @tc->last_rx).  The buffers cannot be handed back while the
+ * socket may still send from them or the reply still land in them, and
+ * the call must end: the connection is reset, as over RDMA when a CANCEL
+ * goes unanswered.  Return true if it was.
  */
-static bool abandoned_expired_locked(struct krpc_tcp_conn *tc,
-				     unsigned long now)
+static bool stuck_expired_locked(struct krpc_tcp_conn *tc, unsigned long now)
 {
 	unsigned long tmo = msecs_to_jiffies(krpc_param(ka_timeout_ms));
 	struct krpc_conn *conn = tc->conn;
 	struct krpc_tcp_cctx *cctx;
+	unsigned long since;
 	unsigned int i;
 
 	lockdep_assert_held(&conn->lock);
 	for (i = 0; i < conn->max_depth; i++) {
 		cctx = &tc->cctx[i];
-		if (!cctx->abandoned || time_before(now, cctx->abort_at + tmo))
+		if (!cctx->stuck)
 			continue;
-		pr_warn_ratelimited("conn %u: call %#llx abandoned %u ms ago, %s; resetting\n",
+		since = cctx->stuck_at;
+		if ((cctx->tx || cctx->unacked) && time_after(tc->tx_moved, since))
+			since = tc->tx_moved;
+		if (cctx->rx_busy && time_after(READ_ONCE(tc->last_rx), since))
+			since = READ_ONCE(tc->last_rx);
+		if (time_before(now, since + tmo))
+			continue;
+		pr_warn_ratelimited("conn %u: call %#llx %s, but %s for %u ms; resetting\n",
 				    conn->id, cctx->call->id,
-				    jiffies_to_msecs(now - cctx->abort_at),
-				    cctx->rx_busy ? "its reply still arriving" :
-				    cctx->unacked ? "its request not acknowledged" :
-				    "its request not taken by the peer");
-		atomic64_inc(&krpc_stats.tcp_abandoned_resets);
+				    cctx->aborted ? "abandoned" : "answered",
+				    cctx->rx_busy ? "its reply stalled" :
+				    cctx->unacked ? "its request unacknowledged" :
+				    "its request not taken",
+				    jiffies_to_msecs(now - since));
+		atomic64_inc(&krpc_stats.tcp_stuck_resets);
 		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
 		return true;
 	}
@@ -281,6 +287,7 @@ static void ka_tick(struct timer_list *t)
 	unsigned long now = jiffies;
 	unsigned long ival = krpc_conn_ka_interval(conn);
 	unsigned long last_rx;
+	u32 una;
 
 	krpc_conn_lock(conn);
 	if (!tc->live)
@@ -312,7 +319,13 @@ static void ka_tick(struct timer_list *t)
 		krpc_tcp_fail_locked(tc, -ETIMEDOUT);
 		goto out;
 	}
-	if (tc->nr_abandoned && abandoned_expired_locked(tc, now))
+	/* The peer acknowledged bytes of ours: what it holds moves. */
+	una = READ_ONCE(tcp_sk(tc->sock->sk)->snd_una);
+	if (una != tc->ka_una) {
+		tc->ka_una = una;
+		tc->tx_moved = now;
+	}
+	if (tc->nr_stuck && stuck_expired_locked(tc, now))
 		goto out;
 	/*
 	 * tx_work stops at a muted connection's queue (debugfs fault_mute):
@@ -406,7 +419,7 @@ static void release_all(struct krpc_tcp_conn *tc)
 
 	krpc_conn_lock(conn);
 	krpc_tcp_tx_purge_locked(tc);
-	tc->nr_abandoned = 0;
+	tc->nr_stuck = 0;
 	tc->rx_nobufs = false;
 	if (tc->rx_cctx)
 		tc->rx_cctx->rx_busy = false;
@@ -543,6 +556,8 @@ void krpc_tcp_go_live(struct krpc_tcp_conn *tc, struct socket *sock)
 	tcp_sock_set_nodelay(sock->sk);
 	tc->sock = sock;
 	tc->last_rx = jiffies;
+	tc->tx_moved = tc->last_rx;
+	tc->ka_una = READ_ONCE(tcp_sk(sock->sk)->snd_una);
 	sock_install(tc);
 	krpc_conn_lock(conn);
 	tc->live = true;

@@ -46,9 +46,6 @@
 #include "krpc_priv.h"
 #include "wire.h"
 
-/* Discard buffer of a stale reply's payload. */
-#define KRPC_TCP_SCRATCH	512
-
 /**
  * struct krpc_tcp_tx - one message (or the hello) waiting to be written
  * @node:	entry in tc->txq
@@ -91,12 +88,13 @@ struct krpc_tcp_tx {
  * @aborted:	the core gave up on the call (timeout, cancel)
  * @rx_busy:	rx_work is receiving the reply into call->reply_dst
  * @released:	krpc_call_xprt_done_locked() was called
- * @abandoned: aborted while the transport still had its buffers (being
- *		written, unacknowledged or receiving the reply), since
- *		@abort_at: counted in tc->nr_abandoned until @released.  The
- *		keepalive tick resets a connection that holds one for
- *		ka_timeout_ms (tcp.c, abandoned_expired_locked())
- * @abort_at:	jiffies of the abort, while @abandoned
+ * @stuck:	the call has its outcome (@replied or @aborted) while the
+ *		transport still holds its buffers (being written,
+ *		unacknowledged or receiving the reply), since @stuck_at:
+ *		counted in tc->nr_stuck until @released.  The keepalive tick
+ *		resets a connection whose peer made no progress on one for
+ *		ka_timeout_ms (tcp.c, stuck_expired_locked())
+ * @stuck_at:	jiffies when @stuck was set
  * @room:	reply room the request offered (0: the reply is inline); a
  *		late reply is checked against it once call->reply_dst is gone
  */
@@ -105,13 +103,13 @@ struct krpc_tcp_cctx {
 	struct krpc_tcp_tx *tx;
 	struct krpc_tcp_tx *unacked;
 	u32 room;
-	unsigned long abort_at;
+	unsigned long stuck_at;
 	bool sent;
 	bool replied;
 	bool aborted;
 	bool rx_busy;
 	bool released;
-	bool abandoned;
+	bool stuck;
 };
 
 /* Receive phases */
@@ -141,9 +139,8 @@ enum {
  * @rx_hdr:	the validated header of the payload being read
  * @rx_buf:	where the payload goes (NULL: discard)
  * @rx_cctx:	client: the call whose reply_dst is @rx_buf, or NULL
- * @rx_nobufs:	server: no buffer for this request: its payload is read
- *		and dropped and the call fails with -ENOBUFS, as over RDMA
- * @rx_scratch:	discard buffer
+ * @rx_nobufs:	server: no buffer for this request: its payload is
+ *		skipped and the call fails with -ENOBUFS, as over RDMA
  * @rx_paused:	server: rx_work stopped before a header because the
  *		connection holds krpc_req_bound() requests; cleared (and
  *		rx_work queued) by the request free that goes below it
@@ -170,8 +167,10 @@ enum {
  *		hold (conn->lock)
  * @nr_unacked:	entries on @unacked (also read without the lock)
  * @zc_inflight: zero-copy completions not run yet (the teardown waits)
- * @nr_abandoned: client: aborted calls whose buffers the transport still
- *		holds (cctx->abandoned)
+ * @nr_stuck:	client: calls stuck (cctx->stuck)
+ * @ka_una:	the peer's acknowledgement point (snd_una) at the last
+ *		keepalive tick
+ * @tx_moved:	jiffies of the tick that saw @ka_una move
  * @want_ka:	queue a keepalive when nothing else goes out
  * @last_rx:	jiffies of the last bytes received
  * @last_tx:	jiffies of the last message queued
@@ -200,7 +199,6 @@ struct krpc_tcp_conn {
 	struct krpc_buf *rx_buf;
 	struct krpc_tcp_cctx *rx_cctx;
 	bool rx_nobufs;
-	u8 rx_scratch[KRPC_TCP_SCRATCH];
 
 	/* conn->lock */
 	struct list_head txq;
@@ -209,7 +207,9 @@ struct krpc_tcp_conn {
 	struct list_head unacked;
 	unsigned int nr_unacked;
 	atomic_t zc_inflight;
-	unsigned int nr_abandoned;
+	unsigned int nr_stuck;
+	u32 ka_una;
+	unsigned long tx_moved;
 	bool want_ka;
 	unsigned long last_rx;
 	unsigned long last_tx;

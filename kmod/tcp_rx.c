@@ -13,8 +13,8 @@
  *
  * Memory: a payload lands in a pool buffer taken once its header passed the
  * checks (a reply in its call's reply destination or in a small buffer of
- * the receive reserve).  A request that finds the pool empty is read into
- * a scratch buffer and failed with -ENOBUFS, as over RDMA; a one-way
+ * the receive reserve).  A request that finds the pool empty has its
+ * payload skipped and is failed with -ENOBUFS, as over RDMA; a one-way
  * message that finds it empty, or a reply that finds the receive reserve
  * empty, pauses reading until a buffer comes back, so the peer is held
  * back by TCP's window, not by our memory, and nothing is dropped.
@@ -204,7 +204,7 @@ static int req_hdr_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	if (IS_ERR(buf)) {
 		/*
 		 * Not waiting for one: a request is answered -ENOBUFS, as
-		 * over RDMA, its payload read into the scratch buffer.
+		 * over RDMA, its payload skipped (rx_target()).
 		 */
 		if (PTR_ERR(buf) != -ENOBUFS)
 			return PTR_ERR(buf);
@@ -415,7 +415,11 @@ static int payload_rx_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 /* ---------------------------------------------------------------------- */
 /* rx_work */
 
-/* Where the next bytes go and how many the current piece still needs. */
+/*
+ * Where the next bytes go and how many the current piece still needs.
+ * NULL: a payload nobody takes (a stale reply's, a request's without a
+ * buffer), skipped.
+ */
 static u32 rx_target(struct krpc_tcp_conn *tc, void **dst)
 {
 	u32 len;
@@ -429,11 +433,7 @@ static u32 rx_target(struct krpc_tcp_conn *tc, void **dst)
 		return KRPC_HDR_SIZE - tc->rx_got;
 	case RX_PAYLOAD:
 		len = le32_to_cpu(tc->rx_hdr.len) - tc->rx_got;
-		if (!tc->rx_buf) {
-			*dst = tc->rx_scratch;
-			return min_t(u32, len, KRPC_TCP_SCRATCH);
-		}
-		*dst = tc->rx_buf->vaddr + tc->rx_got;
+		*dst = tc->rx_buf ? tc->rx_buf->vaddr + tc->rx_got : NULL;
 		return len;
 	default:
 		return 0;
@@ -453,7 +453,7 @@ static int rx_piece_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 		return hdr_rx_locked(tc, c);
 	case RX_PAYLOAD:
 		if (tc->rx_got < le32_to_cpu(tc->rx_hdr.len))
-			return 0;	/* a discarded payload, in chunks */
+			return 0;	/* not all of it yet */
 		return payload_rx_locked(tc, c);
 	default:
 		return 0;
@@ -661,11 +661,18 @@ void krpc_tcp_rx_work(struct work_struct *work)
 		/* A header whose buffer was not there last time. */
 		if (tc->rx_phase == RX_HDR && !want)
 			goto piece;
-		kv.iov_base = dst;
-		kv.iov_len = want;
 		memset(&msg, 0, sizeof(msg));
-		ret = kernel_recvmsg(tc->sock, &msg, &kv, 1, want,
-				     MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (dst) {
+			kv.iov_base = dst;
+			kv.iov_len = want;
+			ret = kernel_recvmsg(tc->sock, &msg, &kv, 1, want,
+					     MSG_DONTWAIT | MSG_NOSIGNAL);
+		} else {
+			/* Skipped in one go: TCP drops it, copied nowhere. */
+			iov_iter_discard(&msg.msg_iter, ITER_DEST, want);
+			ret = sock_recvmsg(tc->sock, &msg, MSG_DONTWAIT |
+					   MSG_NOSIGNAL | MSG_TRUNC);
+		}
 		if (ret == -EAGAIN)
 			return;		/* sk_data_ready requeues us */
 		if (ret <= 0) {

@@ -72,13 +72,16 @@
  *				the client closes, within 60 s
  *   serve_kabad ADDR PORT KA	as serve_ka, with a T of 100, below krpc's
  *				range: the client must close at once
- *   serve_stuck ADDR PORT MS	a server as early_reply's (a 4 KiB receive
+ *   serve_stuck ADDR PORT MS [answer]
+ *				a server as early_reply's (a 4 KiB receive
  *				buffer) that reads nothing after the hello
- *				but sends a keepalive every 100 ms: the
- *				client's requests stay in its socket; the
- *				client must close within MS, and must have
- *				sent something (the most bytes seen unread
- *				and the time are printed)
+ *				(with "answer": after the first request's
+ *				header, which it answers with an empty
+ *				reply) but sends a keepalive every 100 ms:
+ *				the client's requests stay in its socket;
+ *				the client must close within MS, and must
+ *				have sent something (the most bytes seen
+ *				unread and the time are printed)
  *
  * The hello asks depth 16, or $TCP_PEER_DEPTH when that is set.
  *
@@ -909,20 +912,31 @@ static int do_serve_ka(const char *addr, const char *port, uint32_t t,
 /*
  * Serve krpc's client, then read nothing more while staying alive: a
  * keepalive of ours every STUCK_KA_MS, a receive buffer of 4 KiB, so the
- * window shuts on the client's first large request.  Until the client
- * closes (its reset, or FIN), within @ms; prints how long that took and
- * the most bytes seen unread.
+ * window shuts on the client's first large request.  With @answer, the
+ * first request's header is read and answered (an empty reply) first.
+ * Until the client closes (its reset, or FIN), within @ms; prints how long
+ * that took and the most bytes seen unread.
  */
 #define STUCK_KA_MS	100
-static int do_serve_stuck(const char *addr, const char *port, long ms)
+static int do_serve_stuck(const char *addr, const char *port, long ms,
+			  int answer)
 {
 	struct pollfd pf = { .events = POLLRDHUP };
 	long start, t, sent = 0;
 	int fd, unread, most = 0;
+	struct hdr a;
 
 	fd = serve_one(addr, port);
 	if (fd < 0)
 		return 1;
+	if (answer) {
+		do {
+			if (recv_all(fd, &a, sizeof(a)))
+				return fail("%s", "no request header");
+		} while (a.type == T_KEEPALIVE && !a.len);
+		if (a.type != T_REQUEST || reply_empty(fd, &a))
+			return fail("%s", "no request to answer");
+	}
 	pf.fd = fd;
 	start = now_ms();
 	for (;;) {
@@ -987,7 +1001,8 @@ int main(int argc, char **argv)
 		ret = do_serve_ka(argv[2], argv[3], strtoul(argv[4], NULL, 0),
 				  strtoul(argv[5], NULL, 0));
 	} else if (!strcmp(mode, "serve_stuck") && argc > 4) {
-		ret = do_serve_stuck(argv[2], argv[3], atol(argv[4]));
+		ret = do_serve_stuck(argv[2], argv[3], atol(argv[4]),
+				     argc > 5 && !strcmp(argv[5], "answer"));
 	} else if (!strcmp(mode, "serve_kabad") && argc > 4) {
 		ret = do_serve_ka(argv[2], argv[3], 100,
 				  strtoul(argv[4], NULL, 0));

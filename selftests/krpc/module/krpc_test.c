@@ -1051,8 +1051,11 @@ static int cmd_cancel_unanswered(char **argv, int argc)
  * A call whose request the server never takes (TCP, tcp_peer serve_stuck:
  * its window shut, its keepalives still coming) times out with its
  * buffers still in the socket: it completes when the client resets the
- * connection, ka_timeout_ms after the timeout.  argv: request bytes (a
- * room as large for the reply), ka_timeout_ms.
+ * connection, ka_timeout_ms after the timeout.  "answered": the server
+ * answers (an empty reply) without taking the request, and the call,
+ * without a timeout of its own, completes with that answer when the
+ * client resets the connection ka_timeout_ms later.  argv: request bytes
+ * (a room as large for the reply), ka_timeout_ms, optionally "answered".
  */
 static int cmd_abandon(char **argv, int argc)
 {
@@ -1061,7 +1064,7 @@ static int cmd_abandon(char **argv, int argc)
 	unsigned long len, ka, t0;
 	struct krpc_call *call;
 	struct async_ctx ctx;
-	unsigned int ms;
+	unsigned int ms, tmo = 50 * slow;
 	int ret;
 
 	if (!clnt)
@@ -1070,8 +1073,13 @@ static int cmd_abandon(char **argv, int argc)
 	    kstrtoul(argv[2], 0, &ka) || ka > 60000)
 		return -EINVAL;
 	async_ctx_init(&ctx, len);
+	if (argc > 3 && !strcmp(argv[3], "answered")) {
+		ac.expect = 0;
+		ctx.reply_len = 0;
+		tmo = 0;	/* the connection's: 30 s */
+	}
 	t0 = jiffies;
-	ret = async_submit_tmo(&ctx, &ac, M_ECHO, 0, 50 * slow, &call);
+	ret = async_submit_tmo(&ctx, &ac, M_ECHO, 0, tmo, &call);
 	if (ret)
 		return ret;
 	ret = async_wait(&ctx, 10 + 3 * ka / 1000);
@@ -1096,7 +1104,8 @@ static int cmd_abandon(char **argv, int argc)
 		ret = -EINVAL;
 	}
 	if (!ret)
-		tlog("abandoned call: reset after %u ms\n", ms);
+		tlog("%s call: reset after %u ms\n",
+		     ac.expect ? "abandoned" : "answered", ms);
 	return ret;
 }
 
