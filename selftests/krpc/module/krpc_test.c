@@ -1015,7 +1015,7 @@ static int cmd_cancel_unanswered(char **argv, int argc)
 	if (!clnt || !srv)
 		return -ENOTCONN;
 	if (argc < 3 || kstrtoul(argv[1], 0, &room) ||
-	    kstrtoul(argv[2], 0, &ka) || ka > 60000)
+	    kstrtoul(argv[2], 0, &ka) || ka > 600000)
 		return -EINVAL;
 	a.reply_max = room;
 	async_ctx_init(&ctx, 0);
@@ -1070,7 +1070,7 @@ static int cmd_abandon(char **argv, int argc)
 	if (!clnt)
 		return -ENOTCONN;
 	if (argc < 3 || kstrtoul(argv[1], 0, &len) || !len ||
-	    kstrtoul(argv[2], 0, &ka) || ka > 60000)
+	    kstrtoul(argv[2], 0, &ka) || ka > 600000)
 		return -EINVAL;
 	async_ctx_init(&ctx, len);
 	if (argc > 3 && !strcmp(argv[3], "answered")) {
