@@ -993,6 +993,29 @@ static int cmd_timeout(char **argv, int argc)
 }
 
 /*
+ * A call ended by the client's reset of its connection: @ms after it was
+ * made, no sooner than ka_timeout_ms (@ka), the connection dead with
+ * -ETIMEDOUT.  Return @ret, or -EINVAL (with a line in the log).
+ */
+static int expect_ka_reset(int ret, unsigned int ms, unsigned long ka)
+{
+	struct krpc_conn_info info;
+
+	if (!ret && ms < ka) {
+		fail("completed after %u ms, before ka_timeout_ms (%lu)", ms,
+		     ka);
+		ret = -EINVAL;
+	}
+	krpc_client_query(clnt, &info);
+	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
+		fail("connection state %u reason %d, want dead, -ETIMEDOUT",
+		     info.state, info.reason);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/*
  * A call with a reply room times out while the server ignores CANCELs
  * (fault_drop_cancel, set by the shell) and holds the request (RDMA): the
  * client keeps the room's key for ka_timeout_ms, then resets the
@@ -1000,7 +1023,6 @@ static int cmd_timeout(char **argv, int argc)
  */
 static int cmd_cancel_unanswered(char **argv, int argc)
 {
-	struct krpc_conn_info info;
 	struct async_call ac = { .expect = -ETIMEDOUT };
 	struct krpc_call_args a = {
 		.method = M_HOLD, .timeout_ms = 50 * slow,
@@ -1029,18 +1051,8 @@ static int cmd_cancel_unanswered(char **argv, int argc)
 	ret = wait_held(1);
 	ret = async_wait(&ctx, 10 + 3 * ka / 1000) ?: ret;
 	ms = jiffies_to_msecs(jiffies - t0);
-	if (!ret && ms < ka) {
-		fail("completed after %u ms, before ka_timeout_ms (%lu)", ms,
-		     ka);
-		ret = -EINVAL;
-	}
 	krpc_call_put(call);
-	krpc_client_query(clnt, &info);
-	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
-		fail("connection state %u reason %d, want dead, -ETIMEDOUT",
-		     info.state, info.reason);
-		ret = -EINVAL;
-	}
+	ret = expect_ka_reset(ret, ms, ka);
 	release_held(0);
 	if (!ret)
 		tlog("unanswered cancel: reset after %u ms\n", ms);
@@ -1060,7 +1072,6 @@ static int cmd_cancel_unanswered(char **argv, int argc)
 static int cmd_abandon(char **argv, int argc)
 {
 	struct async_call ac = { .seed = 5, .expect = -ETIMEDOUT };
-	struct krpc_conn_info info;
 	unsigned long len, ka, t0;
 	struct krpc_call *call;
 	struct async_ctx ctx;
@@ -1092,17 +1103,7 @@ static int cmd_abandon(char **argv, int argc)
 		return ret;
 	}
 	krpc_call_put(call);
-	if (!ret && ms < ka) {
-		fail("completed after %u ms, before ka_timeout_ms (%lu)", ms,
-		     ka);
-		ret = -EINVAL;
-	}
-	krpc_client_query(clnt, &info);
-	if (!ret && (info.state != KRPC_CONN_DEAD || info.reason != -ETIMEDOUT)) {
-		fail("connection state %u reason %d, want dead, -ETIMEDOUT",
-		     info.state, info.reason);
-		ret = -EINVAL;
-	}
+	ret = expect_ka_reset(ret, ms, ka);
 	if (!ret)
 		tlog("%s call: reset after %u ms\n",
 		     ac.expect ? "abandoned" : "answered", ms);
