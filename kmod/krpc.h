@@ -401,6 +401,10 @@ int krpc_client_query(struct krpc_client *clnt, struct krpc_conn_info *info);
  *		on the same port number
  * @cq_mode:	enum krpc_cq_mode of every accepted connection (KRPC_CQ_DEFAULT:
  *		as "poll_usecs" says at each accept)
+ * @max_conns:	connections the server keeps at a time, over all its
+ *		transports, up to 65536 (the upper bound of module parameter
+ *		"max_conns"); 0 means that module parameter, read at each
+ *		accept
  */
 struct krpc_server_opts {
 	struct net *net;
@@ -409,6 +413,7 @@ struct krpc_server_opts {
 	struct krpc_pool *pool;
 	unsigned int transport;
 	unsigned int cq_mode;
+	unsigned int max_conns;
 };
 
 /**

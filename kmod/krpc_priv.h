@@ -436,7 +436,8 @@ void *krpc_client_priv_of(struct krpc_client *clnt);
  * @methods:	method id -> struct krpc_method
  * @lock:	@conns, @nr_conns, @stopping
  * @conns:	accepted connections alive
- * @nr_conns:	entries on @conns: at most module parameter max_conns
+ * @nr_conns:	entries on @conns: at most krpc_server_max_conns()
+ * @max_conns:	krpc_server_opts.max_conns (0: module parameter max_conns)
  * @stopping:	krpc_server_destroy() started: no new connection
  * @nr_reqs:	requests alive (krpc_server_destroy() waits for 0)
  * @wq:		waiters for @conns to empty and @nr_reqs to reach 0
@@ -454,6 +455,7 @@ struct krpc_server {
 	struct mutex lock;
 	struct list_head conns;
 	unsigned int nr_conns;
+	unsigned int max_conns;
 	bool stopping;
 	atomic_t nr_reqs;
 	wait_queue_head_t wq;
@@ -517,6 +519,7 @@ struct krpc_req {
 
 int krpc_server_init(void);
 void krpc_server_exit(void);
+u32 krpc_server_max_conns(const struct krpc_server *srv);
 int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn);
 void krpc_server_remove_conn(struct krpc_server *srv, struct krpc_conn *conn);
 void krpc_server_put(struct krpc_server *srv);

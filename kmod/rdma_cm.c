@@ -530,7 +530,7 @@ static int listener_connect(struct krpc_rdma_listener *l,
 	ret = krpc_server_add_conn(srv, conn);
 	if (ret == -EUSERS) {
 		reason = KRPC_REJ_RESOURCES;
-		value = krpc_param(max_conns);
+		value = krpc_server_max_conns(srv);
 	}
 	if (ret)
 		goto out_teardown;

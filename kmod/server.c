@@ -102,9 +102,9 @@ static int server_listen(struct krpc_server *srv, unsigned int transport)
  * krpc_server_create() - listen for clients
  * @opts:	where, and over which transport (&krpc_server_opts.transport)
  *
- * The server keeps at most module parameter max_conns connections at a
- * time, over all its transports; one more is refused (the client's
- * connect fails with -ENOBUFS).
+ * The server keeps at most &krpc_server_opts.max_conns connections at a
+ * time (0: module parameter max_conns), over all its transports; one more
+ * is refused (the client's connect fails with -ENOBUFS).
  *
  * Context: process context, may sleep.
  * Return: the server, or an ERR_PTR (-EAFNOSUPPORT, -EINVAL, -ENOMEM,
@@ -124,6 +124,11 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 		return ERR_PTR(-EAFNOSUPPORT);
 	if (depth > krpc_param_depth.max)
 		return ERR_PTR(-EINVAL);
+	if (opts->max_conns > krpc_param_max_conns.max) {
+		pr_warn_ratelimited("server: max_conns %u above %u\n",
+				    opts->max_conns, krpc_param_max_conns.max);
+		return ERR_PTR(-EINVAL);
+	}
 	ret = krpc_xprt_resolve(opts->transport, &transport);
 	if (ret)
 		return ERR_PTR(ret);
@@ -141,6 +146,7 @@ struct krpc_server *krpc_server_create(const struct krpc_server_opts *opts)
 	srv->addr = opts->addr;
 	srv->depth = depth;
 	srv->cq_mode = opts->cq_mode;
+	srv->max_conns = opts->max_conns;
 	if (opts->pool) {
 		krpc_pool_get(opts->pool);
 		srv->pool = opts->pool;
@@ -238,12 +244,19 @@ int krpc_server_register(struct krpc_server *srv, u32 method,
 }
 KRPC_EXPORT(krpc_server_register);
 
+/* The server's connection limit now.  Context: any. */
+u32 krpc_server_max_conns(const struct krpc_server *srv)
+{
+	return srv->max_conns ? srv->max_conns : krpc_param(max_conns);
+}
+
 /*
  * List an accepted connection (before its handshake is answered).
  * Return: 0, -ESHUTDOWN once the server stops, or -EUSERS when it has
- * max_conns already: the transport refuses the connection (reason
- * resources, value max_conns), so that a peer opening connections
- * without end cannot take the pool and memory every connection costs.
+ * krpc_server_max_conns() already: the transport refuses the connection
+ * (reason resources, value that limit), so that a peer opening
+ * connections without end cannot take the pool and memory every
+ * connection costs.
  */
 int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn)
 {
@@ -252,7 +265,7 @@ int krpc_server_add_conn(struct krpc_server *srv, struct krpc_conn *conn)
 	mutex_lock(&srv->lock);
 	if (srv->stopping) {
 		ret = -ESHUTDOWN;
-	} else if (srv->nr_conns >= krpc_param(max_conns)) {
+	} else if (srv->nr_conns >= krpc_server_max_conns(srv)) {
 		ret = -EUSERS;
 	} else {
 		srv->nr_conns++;

@@ -77,6 +77,17 @@ static int hello_parse(const u8 *raw, struct hello_vals *v, u16 *reason,
 	return 0;
 }
 
+/*
+ * Server: a refusal of a client, counted.  It names the version we really
+ * speak (as over RDMA), whichever the client's hello asked for.
+ */
+static void hello_reject_fill(struct krpc_wire_hello *h, u16 reason,
+			      u32 value)
+{
+	atomic64_inc(&krpc_stats.conns_rejected);
+	krpc_tcp_hello_fill(h, 0, 0, 0, reason, value);
+}
+
 /* Server: answer the client's hello; the connection goes up or is refused. */
 static void hello_server_locked(struct krpc_tcp_conn *tc)
 {
@@ -95,10 +106,7 @@ static void hello_server_locked(struct krpc_tcp_conn *tc)
 		pr_info_ratelimited("conn %u: rejecting %pISpc over TCP: %s (%d), value %u\n",
 				    conn->id, &conn->peer,
 				    krpc_wire_reject_name(reason), ret, value);
-		atomic64_inc(&krpc_stats.conns_rejected);
-		krpc_tcp_hello_fill(&h, 0, 0, 0, reason, value);
-		/* A refusal names the version we really speak (as over RDMA). */
-		h.version = cpu_to_le16(KRPC_WIRE_VERSION);
+		hello_reject_fill(&h, reason, value);
 		tc->rx_phase = RX_CLOSED;
 		tc->drain_reason = ret;
 		if (krpc_tcp_queue_locked(tc, &h, sizeof(h), NULL, 0, NULL,
@@ -272,18 +280,18 @@ struct krpc_tcp_listener {
 };
 
 /*
- * The server has max_conns connections: answer the client's hello before
- * it is read (the stream keeps the order) with a refusal, reason
- * resources, value max_conns, and close.  Best effort: the answer fits a
+ * The server has its max_conns connections: answer the client's hello
+ * before it is read (the stream keeps the order) with a refusal, reason
+ * resources, value that limit, and close.  Best effort: the answer fits a
  * new socket's buffer.  The hello, if it is in, is read first, so that the
  * close is a FIN, not a reset; one that comes after the close is answered
  * with a reset, behind the refusal.  Not a connection: no id in the log.
  */
-static void refuse_full(struct socket *sock,
+static void refuse_full(const struct krpc_server *srv, struct socket *sock,
 			const struct sockaddr_storage *peer)
 {
 	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
-	u32 max = krpc_param(max_conns);
+	u32 max = krpc_server_max_conns(srv);
 	struct krpc_wire_hello h;
 	struct kvec kv = { .iov_base = &h, .iov_len = sizeof(h) };
 	int i;
@@ -291,9 +299,7 @@ static void refuse_full(struct socket *sock,
 	pr_info_ratelimited("rejecting %pISpc over TCP: %s (%d), value %u\n",
 			    peer, krpc_wire_reject_name(KRPC_REJ_RESOURCES),
 			    -EUSERS, max);
-	atomic64_inc(&krpc_stats.conns_rejected);
-	krpc_tcp_hello_fill(&h, 0, 0, 0, KRPC_REJ_RESOURCES, max);
-	h.version = cpu_to_le16(KRPC_WIRE_VERSION);
+	hello_reject_fill(&h, KRPC_REJ_RESOURCES, max);
 	kernel_sendmsg(sock, &msg, &kv, 1, sizeof(h));
 	kernel_sock_shutdown(sock, SHUT_WR);
 	/* A hello's worth or two; @h is sent (copied into the socket). */
@@ -335,7 +341,7 @@ static void accept_one(struct krpc_server *srv, struct socket *sock)
 	if (!ret)
 		ret = krpc_server_add_conn(srv, conn);
 	if (ret == -EUSERS) {
-		refuse_full(sock, &peer);
+		refuse_full(srv, sock, &peer);
 	} else if (ret) {
 		if (ret != -ESHUTDOWN)
 			pr_warn_ratelimited("cannot accept a TCP connection: %d\n",

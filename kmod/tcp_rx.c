@@ -452,8 +452,7 @@ static int rx_piece_locked(struct krpc_tcp_conn *tc, struct rx_ctx *c)
 	case RX_HDR:
 		return hdr_rx_locked(tc, c);
 	case RX_PAYLOAD:
-		if (tc->rx_got < le32_to_cpu(tc->rx_hdr.len))
-			return 0;	/* not all of it yet */
+		/* Whole: rx_work comes here only once rx_target() is met. */
 		return payload_rx_locked(tc, c);
 	default:
 		return 0;

@@ -427,8 +427,9 @@ static int listen_check(struct krpc_file *kf, const struct krpc_listen *l,
 {
 	int ret;
 
-	if (l->handle || l->desc_offset || l->desc_length ||
-	    l->transport > KRPC_TRANSPORT_AUTO)
+	if (l->handle || l->desc_offset || l->desc_length || l->reserved ||
+	    l->transport > KRPC_TRANSPORT_AUTO ||
+	    l->max_conns > krpc_param_max_conns.max)
 		return -EINVAL;
 	if (krpc_uconn_flags_cq_mode(l->flags, cq_mode))
 		return -EINVAL;
@@ -484,6 +485,7 @@ long krpc_userver_listen_ioctl(struct krpc_file *kf, void __user *arg)
 	opts.depth = l.depth;
 	opts.pool = up->pool;
 	opts.transport = l.transport;
+	opts.max_conns = l.max_conns;
 	us->srv = krpc_server_create(&opts);
 	if (IS_ERR(us->srv)) {
 		ret = PTR_ERR(us->srv);

@@ -29,7 +29,8 @@ _Static_assert(sizeof(struct krpc_handle_arg) == KRPC_HANDLE_ARG_SIZE_VER0, "han
 _Static_assert(sizeof(struct krpc_buf_arg) == KRPC_BUF_ARG_SIZE_VER0, "buf_arg");
 _Static_assert(offsetof(struct krpc_buf_arg, bufs) == 16, "buf_arg.bufs");
 _Static_assert(sizeof(struct krpc_addr) == 24, "krpc_addr");
-_Static_assert(sizeof(struct krpc_listen) == KRPC_LISTEN_SIZE_VER0, "listen");
+_Static_assert(sizeof(struct krpc_listen) == KRPC_LISTEN_SIZE_VER1, "listen");
+_Static_assert(offsetof(struct krpc_listen, max_conns) == KRPC_LISTEN_SIZE_VER0, "listen.max_conns");
 _Static_assert(offsetof(struct krpc_listen, addr) == 24, "listen.addr");
 _Static_assert(offsetof(struct krpc_listen, methods) == 48, "listen.methods");
 _Static_assert(offsetof(struct krpc_listen, desc_offset) == 64, "listen.desc_offset");
@@ -291,14 +292,32 @@ int krpc_listen_flags(int fd, const struct krpc_pool *pool,
 		      uint32_t nr_methods, uint32_t transport, uint32_t flags,
 		      struct krpc_srv *srv)
 {
+	struct krpc_srv_opts o = { .transport = transport, .flags = flags };
+
+	return krpc_listen_opts(fd, pool, sa, salen, nr_slots, methods,
+				nr_methods, &o, srv);
+}
+
+int krpc_listen_opts(int fd, const struct krpc_pool *pool,
+		     const struct sockaddr *sa, socklen_t salen,
+		     uint32_t nr_slots, const uint32_t *methods,
+		     uint32_t nr_methods, const struct krpc_srv_opts *opts,
+		     struct krpc_srv *srv)
+{
+	static const struct krpc_srv_opts none;
 	struct krpc_listen l;
 	void *desc;
 	int ret;
 
+	if (!opts)
+		opts = &none;
 	memset(&l, 0, sizeof(l));
-	l.size = sizeof(l);
-	l.flags = flags;
-	l.transport = transport;
+	/* A module that predates max_conns takes the first size. */
+	l.size = opts->max_conns ? KRPC_LISTEN_SIZE_VER1 : KRPC_LISTEN_SIZE_VER0;
+	l.flags = opts->flags;
+	l.transport = opts->transport;
+	l.depth = opts->depth;
+	l.max_conns = opts->max_conns;
 	l.pool = pool->handle;
 	l.nr_slots = nr_slots;
 	l.nr_methods = nr_methods;

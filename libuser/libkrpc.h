@@ -278,6 +278,48 @@ int krpc_listen_flags(int fd, const struct krpc_pool *pool,
 		      struct krpc_srv *srv);
 
 /**
+ * struct krpc_srv_opts - how krpc_listen_opts() sets up a server; zero
+ *	means the default of each field
+ * @transport:	KRPC_TRANSPORT_* (AUTO: RDMA and TCP on the same port)
+ * @flags:	KRPC_CONN_F_* for every accepted connection, as in
+ *		krpc_listen_flags()
+ * @depth:	largest outstanding-call depth granted to a client
+ *		(0: the module parameter "depth")
+ * @max_conns:	connections the server keeps at a time, 1..65536; one
+ *		more is refused and that client's connect fails with
+ *		-ENOBUFS (0: the module parameter "max_conns", read at each
+ *		accept)
+ */
+struct krpc_srv_opts {
+	uint32_t transport;
+	uint32_t flags;
+	uint32_t depth;
+	uint32_t max_conns;
+};
+
+/**
+ * krpc_listen_opts() - create a server with the settings of @opts
+ * @fd:		/dev/krpc
+ * @pool:	pool of its connections
+ * @sa:		local address (may be the wildcard) and port
+ * @salen:	its length
+ * @nr_slots:	parallel FETCHes (1..KRPC_SLOTS_MAX)
+ * @methods:	method ids served
+ * @nr_methods:	1..KRPC_METHODS_MAX
+ * @opts:	settings, or NULL for all defaults (as krpc_listen())
+ * @srv:	filled in
+ *
+ * Return: 0, or -errno: -EINVAL for a field out of range, -E2BIG for a
+ * non-zero @max_conns on a module that predates it (without
+ * KRPC_FEAT_LISTEN_MAX_CONNS), else as krpc_listen_flags().
+ */
+int krpc_listen_opts(int fd, const struct krpc_pool *pool,
+		     const struct sockaddr *sa, socklen_t salen,
+		     uint32_t nr_slots, const uint32_t *methods,
+		     uint32_t nr_methods, const struct krpc_srv_opts *opts,
+		     struct krpc_srv *srv);
+
+/**
  * krpc_srv_close() - stop a server and unmap its descriptors
  * @fd:		/dev/krpc
  * @srv:	from krpc_listen()

@@ -6,7 +6,9 @@
 # server logs the refusal (-EUSERS) and counts it in conns_rejected, the
 # client logs the reason and value; the connection the server has keeps
 # being served.  Once that one goes, a new one is taken; a raised limit
-# takes the next one too.  Two kernel clients: krpc_test and krpc_peer.
+# takes the next one too.  A server's own limit (krpc_server_opts.max_conns)
+# holds on either side of the module's, and one above 65536 is -EINVAL.
+# Two kernel clients: krpc_test and krpc_peer.
 # shellcheck source=selftests/krpc/rpc_lib.sh
 . "$(dirname "$0")/rpc_lib.sh"
 
@@ -71,7 +73,48 @@ for x in rdma tcp; do
 	rpc_check "$x: server stops" krpc_test server_stop
 	ktap_check "$x: no connection left" \
 		rpc_conns_back "$open0"
+
+	# The server's own limit, below the module's (2 now), then above.
+	rpc_do krpc_test max_conns 1
+	rpc_check "$x: a server of max_conns 1 listens (module: 2)" \
+		krpc_test server_start "$RPC_PORT"
+	rpc_check "$x: its first client connects" \
+		krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+	rej0=$(krpc_stat conns_rejected)
+	klog_mark
+	rpc_check "$x: its second is refused: -ENOBUFS" \
+		krpc_peer connect_fail "$KRPC_ADDR4" "$RPC_PORT" $ENOBUFS
+	ktap_check "$x: refused for the server's limit (value 1), counted" \
+		eval 'logged "rejecting $KRPC_ADDR4:[0-9]+$over: resources \\(-$EUSERS\\), value 1\$" &&
+		      test "$(krpc_stat conns_rejected)" = $((rej0 + 1))'
+	rpc_check "$x: its client disconnects" krpc_test disconnect
+	rpc_check "$x: it stops" krpc_test server_stop
+	echo 1 > $kp/max_conns
+	rpc_do krpc_test max_conns 2
+	rpc_check "$x: a server of max_conns 2 listens (module: 1)" \
+		krpc_test server_start "$RPC_PORT"
+	rpc_check "$x: its first client connects" \
+		krpc_test connect "$KRPC_ADDR4" "$RPC_PORT"
+	rpc_check "$x: its second too" \
+		krpc_peer connect "$KRPC_ADDR4" "$RPC_PORT"
+	rpc_check "$x: both served: first" krpc_test echo 5000 2
+	rpc_check "$x: both served: second" krpc_peer echo 5000 2
+	ktap_check "$x: no refusal" \
+		test "$(krpc_stat conns_rejected)" = $((rej0 + 1))
+	rpc_check "$x: clients disconnect: first" krpc_test disconnect
+	rpc_check "$x: clients disconnect: second" krpc_peer disconnect
+	rpc_check "$x: it stops" krpc_test server_stop
+	rpc_do krpc_test max_conns 0
+	ktap_check "$x: no connection left after it" \
+		rpc_conns_back "$open0"
 done
+
+rpc_do krpc_test max_conns 65537
+err=$( (echo "server_start $RPC_PORT" > /sys/kernel/debug/krpc_test/cmd) 2>&1)
+log "server_start with max_conns 65537: $err"
+ktap_check "a server of max_conns 65537: -EINVAL" \
+	eval '[[ "$err" == *"Invalid argument"* ]]'
+rpc_do krpc_test max_conns 0
 
 ktap_check "no connection, call or request left" rpc_assert_idle
 ktap_check "rmmod krpc_peer" rpc_rmmod krpc_peer

@@ -669,6 +669,74 @@ TEST_F(abi, pool_too_small_for_the_receive_ring)
 }
 
 /*
+ * A server's own connection limit (krpc_listen.max_conns, through
+ * krpc_listen_opts()), here 1 against the module's 1024: one more
+ * connection is refused with -ENOBUFS and the server logs the limit; the
+ * place is taken again once freed.  A limit above 65536 and a non-zero
+ * reserved field are -EINVAL, and the first size of the structure still
+ * listens (under the module's limit).
+ */
+TEST_F(abi, server_max_conns)
+{
+	const char *re = "rejecting [0-9.]+:[0-9]+: resources \\(-87\\), value 1$";
+	struct krpc_srv_opts o = { .transport = KRPC_TRANSPORT_RDMA };
+	int fd = self->c.k.fd, before, conn;
+	struct sockaddr_in sin;
+	struct krpc_listen l;
+	struct krpc_srv srv;
+	uint32_t m = M_ECHO;
+
+	{
+		struct krpc_info info;
+
+		ASSERT_EQ(0, krpc_dev_info(fd, &info));
+		EXPECT_TRUE(info.features & KRPC_FEAT_LISTEN_MAX_CONNS);
+	}
+	sin_of(&sin, "0.0.0.0", PORT + 53);
+	o.max_conns = 65537;
+	EXPECT_EQ(-EINVAL, krpc_listen_opts(fd, &self->c.pool,
+					    (struct sockaddr *)&sin,
+					    sizeof(sin), 1, &m, 1, &o, &srv));
+	memset(&l, 0, sizeof(l));
+	l.size = KRPC_LISTEN_SIZE_VER1;
+	l.pool = self->c.pool.handle;
+	l.nr_slots = 1;
+	l.nr_methods = 1;
+	l.methods = (uintptr_t)&m;
+	l.transport = KRPC_TRANSPORT_RDMA;
+	l.max_conns = 1;
+	l.reserved = 1;
+	ASSERT_EQ(0, krpc_addr_set(&l.addr, (struct sockaddr *)&sin,
+				   sizeof(sin)));
+	EXPECT_EQ(-1, ioctl(fd, KRPC_IOC_LISTEN, &l));
+	EXPECT_EQ(EINVAL, errno);
+	/* The first size: max_conns and reserved are not read. */
+	l.size = KRPC_LISTEN_SIZE_VER0;
+	ASSERT_EQ(0, ioctl(fd, KRPC_IOC_LISTEN, &l));
+	EXPECT_EQ(0, krpc_close_handle(fd, l.handle));
+
+	o.max_conns = 1;
+	ASSERT_EQ(0, krpc_listen_opts(fd, &self->c.pool,
+				      (struct sockaddr *)&sin, sizeof(sin), 1,
+				      &m, 1, &o, &srv));
+	conn = connect_rdma(&self->c, &self->c.pool, PORT + 53, 4);
+	ASSERT_LT(0, conn);
+	EXPECT_EQ(4, krpc_counter("conns_open"));
+	before = klog_count(re);
+	EXPECT_EQ(-ENOBUFS, connect_rdma(&self->c, &self->c.pool,
+					 PORT + 53, 4));
+	EXPECT_EQ(before + 1, klog_count(re));
+	EXPECT_EQ(0, krpc_close_handle(fd, conn));
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+	conn = connect_rdma(&self->c, &self->c.pool, PORT + 53, 4);
+	EXPECT_LT(0, conn);
+	if (conn > 0)
+		EXPECT_EQ(0, krpc_close_handle(fd, conn));
+	EXPECT_EQ(0, krpc_srv_close(fd, &srv));
+	EXPECT_EQ(2, krpc_counter_wait("conns_open", 2, 5000));
+}
+
+/*
  * Read debugfs krpc/conns @chunk bytes at a time (seq_file restarts its
  * iterator at the position reached for each read() once the first page is
  * out): the number of lines, each connection id seen once, @bytes read.

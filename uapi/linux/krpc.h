@@ -59,6 +59,8 @@
  * KRPC_FEAT_POOL_LARGE: pools with large buffers (krpc_pool_create's
  *			@large_size, KRPC_BUF_F_LARGE): payloads above
  *			KRPC_POOL_BUF_MAX
+ * KRPC_FEAT_LISTEN_MAX_CONNS: a server's own connection limit
+ *			(krpc_listen.max_conns, KRPC_LISTEN_SIZE_VER1)
  */
 #define KRPC_FEAT_POOL		(1ULL << 0)
 #define KRPC_FEAT_CLIENT	(1ULL << 1)
@@ -68,10 +70,12 @@
 #define KRPC_FEAT_CQ_POLL	(1ULL << 5)
 #define KRPC_FEAT_CQ_WAIT	(1ULL << 6)
 #define KRPC_FEAT_POOL_LARGE	(1ULL << 7)
+#define KRPC_FEAT_LISTEN_MAX_CONNS (1ULL << 8)
 #define KRPC_FEAT_ALL		(KRPC_FEAT_POOL | KRPC_FEAT_CLIENT | \
 				 KRPC_FEAT_SERVER | KRPC_FEAT_TCP | \
 				 KRPC_FEAT_CQ | KRPC_FEAT_CQ_POLL | \
-				 KRPC_FEAT_CQ_WAIT | KRPC_FEAT_POOL_LARGE)
+				 KRPC_FEAT_CQ_WAIT | KRPC_FEAT_POOL_LARGE | \
+				 KRPC_FEAT_LISTEN_MAX_CONNS)
 
 /*
  * Transports (krpc_cmd_connect.transport, krpc_listen.transport), like
@@ -300,6 +304,13 @@ struct krpc_addr {
  * @desc_offset: out: mmap() offset (read-only, MAP_SHARED) of the array
  *		of nr_slots struct krpc_req_desc
  * @desc_length: out: its length in bytes (a multiple of the page size)
+ * @max_conns:	connections the server keeps at a time, 1..65536; one
+ *		more is refused (the client's connect fails with -ENOBUFS);
+ *		0: the module parameter "max_conns", read at each accept
+ *		(KRPC_LISTEN_SIZE_VER1, KRPC_FEAT_LISTEN_MAX_CONNS)
+ * @reserved:	0
+ *
+ * KRPC_LISTEN_SIZE_VER0 gets a server under the module's max_conns.
  */
 struct krpc_listen {
 	__u32 size;
@@ -314,9 +325,12 @@ struct krpc_listen {
 	__u32 transport;
 	__u64 desc_offset;
 	__u64 desc_length;
+	__u32 max_conns;
+	__u32 reserved;
 };
 
 #define KRPC_LISTEN_SIZE_VER0		80
+#define KRPC_LISTEN_SIZE_VER1		88	/* + max_conns, reserved */
 
 /**
  * struct krpc_req_desc - the request a slot holds, written by the kernel

@@ -21,6 +21,8 @@
  *				3 auto); the module parameter sets the first
  *   cq_mode N			enum krpc_cq_mode of the next server_start /
  *				connect (0 default, 1 irq, 2 poll)
+ *   max_conns N		krpc_server_opts.max_conns of the next
+ *				server_start (0: the module parameter's)
  *   disconnect			destroy the client
  *   echo SIZE [COUNT]		synchronous echo, payload checked byte by byte
  *   nosleep_echo SIZE		echo through a KRPC_METHOD_NOSLEEP handler
@@ -96,6 +98,7 @@ module_param(transport, uint, 0444);
 MODULE_PARM_DESC(transport, "first transport (enum krpc_xprt)");
 
 static unsigned int cq_mode;
+static unsigned int max_conns;
 
 enum {
 	M_ECHO = 1,
@@ -488,6 +491,7 @@ static int cmd_server_start(char **argv, int argc)
 		return ret;
 	o.transport = transport;
 	o.cq_mode = cq_mode;
+	o.max_conns = max_conns;
 	s = krpc_server_create(&o);
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -1837,6 +1841,8 @@ static int run_cmd(char *line)
 		return argc == 2 ? kstrtouint(argv[1], 0, &transport) : -EINVAL;
 	if (!strcmp(argv[0], "cq_mode"))
 		return argc == 2 ? kstrtouint(argv[1], 0, &cq_mode) : -EINVAL;
+	if (!strcmp(argv[0], "max_conns"))
+		return argc == 2 ? kstrtouint(argv[1], 0, &max_conns) : -EINVAL;
 	if (!strcmp(argv[0], "disconnect"))
 		return cmd_disconnect(argv, argc);
 	if (!strcmp(argv[0], "echo"))
