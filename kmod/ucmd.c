@@ -560,23 +560,26 @@ static int cmd_slot(struct krpc_ucmd *uc, const void *p, bool nonblock,
 typedef int (*ucmd_exec_fn)(struct krpc_ucmd *uc, const void *payload,
 			    bool nonblock, u64 *res2);
 
+/* @size: of the command's structure now (it may outgrow _IOC_SIZE(@op)) */
 struct ucmd_def {
 	u32 op;
+	u32 size;
 	ucmd_exec_fn exec;
 };
 
 #define UCMD_NR(op)	(_IOC_NR(op) - _IOC_NR(KRPC_CMD_CONNECT))
-#define UCMD(op, fn)	[UCMD_NR(op)] = { op, fn }
+#define UCMD(op, type, fn) \
+	[UCMD_NR(op)] = { op, sizeof(struct type), fn }
 
 static const struct ucmd_def ucmd_defs[] = {
-	UCMD(KRPC_CMD_CONNECT, cmd_connect),
-	UCMD(KRPC_CMD_CALL, cmd_call),
-	UCMD(KRPC_CMD_CANCEL, cmd_cancel),
-	UCMD(KRPC_CMD_FETCH, cmd_slot),
-	UCMD(KRPC_CMD_REPLY, cmd_slot),
-	UCMD(KRPC_CMD_REPLY_FETCH, cmd_slot),
-	UCMD(KRPC_CMD_BUF_ALLOC, cmd_bufs),
-	UCMD(KRPC_CMD_BUF_FREE, cmd_bufs),
+	UCMD(KRPC_CMD_CONNECT, krpc_cmd_connect, cmd_connect),
+	UCMD(KRPC_CMD_CALL, krpc_cmd_call, cmd_call),
+	UCMD(KRPC_CMD_CANCEL, krpc_cmd_cancel, cmd_cancel),
+	UCMD(KRPC_CMD_FETCH, krpc_cmd_slot, cmd_slot),
+	UCMD(KRPC_CMD_REPLY, krpc_cmd_slot, cmd_slot),
+	UCMD(KRPC_CMD_REPLY_FETCH, krpc_cmd_slot, cmd_slot),
+	UCMD(KRPC_CMD_BUF_ALLOC, krpc_cmd_bufs, cmd_bufs),
+	UCMD(KRPC_CMD_BUF_FREE, krpc_cmd_bufs, cmd_bufs),
 };
 
 /**
@@ -620,7 +623,8 @@ u32 krpc_ucmd_cq(u32 op, const void *payload, u64 *tag)
  * Context: process context (submitter, SQPOLL thread or io-wq worker).
  * Return: -EIOCBQUEUED if the command was parked (uc->ops->complete() will
  * run exactly once), else the immediate result: -ENOTTY for an unknown
- * command, -EAGAIN (only with @nonblock), a negative errno, or >= 0.
+ * command, -EINVAL for a non-zero byte of @payload past the command's
+ * structure, -EAGAIN (only with @nonblock), a negative errno, or >= 0.
  */
 int krpc_ucmd_exec(struct krpc_ucmd *uc, const void *payload, bool nonblock,
 		   u64 *res2)
@@ -651,5 +655,9 @@ int krpc_ucmd_exec(struct krpc_ucmd *uc, const void *payload, bool nonblock,
 	d = &ucmd_defs[array_index_nospec(nr, ARRAY_SIZE(ucmd_defs))];
 	if (d->op != uc->op)
 		return -ENOTTY;
+	/* Zero past the structure, so that a later one may grow into it. */
+	if (memchr_inv((const u8 *)payload + d->size, 0,
+		       KRPC_UCMD_PAYLOAD - d->size))
+		return -EINVAL;
 	return d->exec(uc, payload, nonblock, res2);
 }

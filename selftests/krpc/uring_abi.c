@@ -263,6 +263,66 @@ TEST_F(abi, reserved_fields_and_unknown_flags)
 	}
 }
 
+/*
+ * The 80-byte command area past a command's structure must be zero, so
+ * that a later structure may grow into it: one non-zero byte there is
+ * -EINVAL, before anything else is looked at; the same command without it
+ * gets its own answer.
+ */
+TEST_F(abi, command_area_tail_must_be_zero)
+{
+	struct krpc_cmd_call cc = good_call(&self->c, self->mine);
+	struct krpc_cmd_connect cn = { .pool = self->c.pool.handle };
+	struct krpc_cmd_slot sl = { .server = self->srv.srv.handle,
+				    .buf = KRPC_BUF_NONE };
+	struct krpc_cmd_cancel ca = { .conn = self->c.conn, .tag = 1 };
+	const struct {
+		uint32_t op;
+		const void *cmd;
+		size_t len;
+		int res;	/* without the stray byte */
+	} t[] = {
+		{ KRPC_CMD_CALL, &cc, sizeof(cc), 10 },
+		{ KRPC_CMD_CANCEL, &ca, sizeof(ca), -ENOENT },
+		/* The server is the echo thread's file's: not a handle here. */
+		{ KRPC_CMD_FETCH, &sl, sizeof(sl), -EBADF },
+		{ KRPC_CMD_REPLY, &sl, sizeof(sl), -EBADF },
+		{ KRPC_CMD_REPLY_FETCH, &sl, sizeof(sl), -EBADF },
+		{ KRPC_CMD_CONNECT, &cn, sizeof(cn), -EAFNOSUPPORT },
+	};
+	uint8_t area[80];	/* an SQE128's command area */
+	unsigned int i;
+	size_t at;
+
+	fill(krpc_pool_buf(&self->c.pool, self->mine), 1, 10);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		for (at = t[i].len; at < sizeof(area); at += 7) {
+			memset(area, 0, sizeof(area));
+			memcpy(area, t[i].cmd, t[i].len);
+			area[at] = 0x80;
+			EXPECT_EQ(-EINVAL, krpc_cmd_sync(&self->c.k, t[i].op,
+							 area, sizeof(area),
+							 NULL))
+				TH_LOG("command %#x, byte %zu", t[i].op, at);
+		}
+		if (t[i].op == KRPC_CMD_CALL) {
+			uint64_t res2;
+			uint32_t rb;
+
+			EXPECT_EQ(10, krpc_cmd_sync(&self->c.k, t[i].op, t[i].cmd,
+						    t[i].len, &res2));
+			rb = KRPC_RES2_BUF(res2);
+			EXPECT_EQ(0, krpc_buf_free(self->c.k.fd, &self->c.pool,
+						   &rb, 1));
+		} else {
+			EXPECT_EQ(t[i].res, krpc_cmd_sync(&self->c.k, t[i].op,
+							  t[i].cmd, t[i].len,
+							  NULL))
+				TH_LOG("command %#x", t[i].op);
+		}
+	}
+}
+
 TEST_F(abi, unknown_commands)
 {
 	struct krpc_cmd_call cc = good_call(&self->c, self->mine);

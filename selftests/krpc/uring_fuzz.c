@@ -111,8 +111,14 @@ static void fuzz_one(struct krpc *k, struct io_uring_sqe *sqe, uint32_t count,
 
 	for (i = 0; i < 20; i++)
 		w[i] = random() % 3 ? 0 : pick(count);
-	/* Mostly well-formed: zero reserved words, sane kinds. */
+	/*
+	 * Mostly well-formed: zero reserved words and area past the
+	 * structure (-EINVAL otherwise, before anything else), sane kinds.
+	 */
 	if (random() % 4) {
+		if (op_i < NOPS && _IOC_SIZE(op) < sizeof(w))
+			memset((char *)w + _IOC_SIZE(op), 0,
+			       sizeof(w) - _IOC_SIZE(op));
 		w[0] = handles[random() % nhandles];
 		if (op == KRPC_CMD_CONNECT) {
 			struct krpc_cmd_connect *c = (void *)w;

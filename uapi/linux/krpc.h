@@ -641,7 +641,8 @@ struct krpc_cmd_bufs {
 /*
  * Command numbers encode each command's size in this first version, as
  * the ioctls do: a command that grows (within the 80-byte area, its new
- * fields zero from older callers) keeps its number.
+ * fields zero from older callers) keeps its number.  The area past a
+ * command's structure must be zero (-EINVAL otherwise).
  */
 #define KRPC_CMD_CONNECT	KRPC_IOC_RW(0x40, 64)	/* krpc_cmd_connect */
 #define KRPC_CMD_CALL		KRPC_IOC_RW(0x41, 56)	/* krpc_cmd_call */
