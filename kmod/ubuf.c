@@ -16,7 +16,8 @@
  *		completion)
  *   UB_TX	the process handed it to a command; the core's
  *		krpc_buf_put() at the end of its use lands in keep() below,
- *		which makes it UB_USER again instead of freeing it
+ *		which makes it UB_USER again instead of freeing it; or
+ *		UB_KERNEL if the command ended first (krpc_ubuf_orphan())
  * The process can always write every buffer through its mapping; that only
  * corrupts its own data: the kernel never parses pool memory in place.
  */
@@ -273,6 +274,31 @@ void krpc_ubuf_take_back(struct krpc_upool *up, struct krpc_buf *buf)
 	up->state[buf->idx] = UB_USER;
 	up->waiter[buf->idx] = NULL;
 	spin_unlock_irqrestore(&up->lock, flags);
+}
+
+/*
+ * The command that handed over @idx (a reply still with the transport,
+ * @waiter's) ends without it: once the transport puts it, the buffer goes
+ * back to the pool's free list instead of to the process.  Context: any.
+ * Return: true if so; false if it came back already (UB_USER, @waiter
+ * about to be told) or is not @waiter's.
+ */
+bool krpc_ubuf_orphan(struct krpc_upool *up, u32 idx,
+		      const struct krpc_uslot *waiter)
+{
+	unsigned long flags;
+	bool orphaned = false;
+
+	if (idx >= up->count)
+		return false;
+	spin_lock_irqsave(&up->lock, flags);
+	if (up->state[idx] == UB_TX && up->waiter[idx] == waiter) {
+		up->state[idx] = UB_KERNEL;
+		up->waiter[idx] = NULL;
+		orphaned = true;
+	}
+	spin_unlock_irqrestore(&up->lock, flags);
+	return orphaned;
 }
 
 /* A buffer the core handed over (reply, request) goes to the process. */

@@ -150,7 +150,9 @@ bool krpc_ucmd_finish(struct krpc_ucmd *uc, s32 res, u64 res2)
  *
  * For the io_uring cancel hook and the dying-task monitor.  A call is
  * cancelled (-ECANCELED once the transport let go of its buffers); a FETCH
- * completes with -ECANCELED; a reply completes when its buffer is back.
+ * completes with -ECANCELED; a reply completes when its buffer is back, or
+ * at once with -ECONNABORTED, its buffer left to the transport
+ * (userver.c).
  *
  * Context: process context, none of krpc's locks held; the io_uring cancel
  * hook calls it under the ring's uring_lock (6.7 and later).

@@ -230,6 +230,8 @@ struct krpc_buf *krpc_ubuf_hand_over(struct krpc_upool *up, u32 idx,
 				     u32 off, u32 len,
 				     struct krpc_uslot *waiter, int *err);
 void krpc_ubuf_take_back(struct krpc_upool *up, struct krpc_buf *buf);
+bool krpc_ubuf_orphan(struct krpc_upool *up, u32 idx,
+		      const struct krpc_uslot *waiter);
 u32 krpc_ubuf_give_user(struct krpc_upool *up, struct krpc_buf *buf);
 int krpc_ubuf_alloc(struct krpc_upool *up, bool large);
 int krpc_ubuf_free(struct krpc_upool *up, const u32 *idx, unsigned int n);

@@ -5,7 +5,8 @@
  * A server has nr_slots slots, ublk-style.  Each slot cycles
  *   IDLE --FETCH--> FETCHING --request--> HAS_REQ --REPLY[_FETCH]-->
  *   REPLYING --reply buffer back--> IDLE (REPLY) or FETCHING (REPLY_FETCH)
- * all under us->lock.  A request that finds no FETCHING slot waits in
+ * all under us->lock; a cancelled REPLYING slot whose buffer the transport
+ * still holds goes IDLE at once, the buffer no longer the process's.  A request that finds no FETCHING slot waits in
  * us->pending.  The completion that hands a request to the process also
  * writes the slot's struct krpc_req_desc (a read-only mapping).
  *
@@ -43,6 +44,7 @@ enum {
  * @state:	SLOT_*
  * @refetch:	REPLYING: the command is a REPLY_FETCH
  * @cancelled:	REPLYING: the command was cancelled; do not refetch
+ * @reply_buf:	REPLYING: index of the reply's buffer, or KRPC_BUF_NONE
  * @uc:		FETCHING, REPLYING: the parked command
  * @req:	HAS_REQ: the request the process holds
  * @node:	FETCHING: entry in us->fetching
@@ -53,6 +55,7 @@ struct krpc_uslot {
 	u8 state;
 	bool refetch;
 	bool cancelled;
+	u32 reply_buf;
 	struct krpc_ucmd *uc;
 	struct krpc_req *req;
 	struct list_head node;
@@ -208,7 +211,16 @@ void krpc_userver_tx_done(struct krpc_uslot *slot)
 	spin_unlock_irqrestore(&us->lock, flags);
 }
 
-/* Cancel hook / monitor: a waiting FETCH ends, a REPLY_FETCH won't refetch. */
+/*
+ * Cancel hook / monitor (the issuer is exiting or in execve(), or the ring
+ * goes): a waiting FETCH ends.  So does a REPLY whose buffer the transport
+ * still holds, with -ECONNABORTED: the peer may hold it back for ever
+ * (credits withheld, a TCP window shut) while the exit waits for the
+ * command.  Its buffer goes back to the pool when the transport lets go
+ * (the file's release, which the command no longer blocks, resets the
+ * connection).  A REPLY_FETCH whose reply is done just does not refetch
+ * (-ECANCELED, the buffer the process's).
+ */
 static void slot_cancel(struct krpc_ucmd *uc)
 {
 	struct krpc_userver *us = uc->slot.us;
@@ -225,6 +237,13 @@ static void slot_cancel(struct krpc_ucmd *uc)
 					 krpc_res2(KRPC_BUF_NONE, 0, 0));
 		} else if (slot->state == SLOT_REPLYING) {
 			slot->cancelled = true;
+			/* Not -ECANCELED: that hands the buffer back. */
+			if (krpc_ubuf_orphan(us->up, slot->reply_buf, slot)) {
+				slot->state = SLOT_IDLE;
+				slot->uc = NULL;
+				krpc_ucmd_finish(uc, -ECONNABORTED,
+						 krpc_res2(KRPC_BUF_NONE, 0, 0));
+			}
 		}
 	}
 	spin_unlock_irqrestore(&us->lock, flags);
@@ -298,6 +317,7 @@ int krpc_userver_slot_cmd(struct krpc_ucmd *uc, const struct krpc_cmd_slot *c)
 	slot->state = SLOT_REPLYING;
 	slot->refetch = uc->op == KRPC_CMD_REPLY_FETCH;
 	slot->cancelled = false;
+	slot->reply_buf = buf ? buf->idx : KRPC_BUF_NONE;
 	slot->uc = uc;
 	krpc_ucmd_park(uc, slot_cancel);
 	spin_unlock_irqrestore(&us->lock, flags);

@@ -4,8 +4,8 @@
  * flight: the process dies without hanging (on 6.1 through the dying-task
  * monitor, on 6.12 through the uring_cmd cancel hook), nothing is left
  * behind (counters back to zero, krpc unloads), and the peer's calls fail
- * cleanly, each exactly once.  And a server that execs with FETCHes
- * parked: the exec completes.
+ * cleanly, each exactly once; also a server whose replies its client holds
+ * back.  And a server that execs with FETCHes parked: the exec completes.
  */
 #include <errno.h>
 #include <signal.h>
@@ -71,24 +71,20 @@ static int submit_calls(struct echo_clnt *c, uint32_t method, unsigned int n,
 	return ret < 0 ? ret : (int)n;
 }
 
-TEST_F_TIMEOUT(kill, server_killed_with_requests_held, 120)
+/* A process serving echoes on @port; returns once it listens, or -1. */
+static pid_t server_fork(uint16_t port, unsigned int ring_flags)
 {
-	enum { NHOLD = 12, NECHO = 20 };
-	struct echo_clnt c;
-	unsigned int got = 0, held_fail = 0;
-	static unsigned char seen[NHOLD + NECHO];
-	int ready[2], status;
-	char b;
+	int ready[2];
 	pid_t pid;
+	char b;
 
-	memset(seen, 0, sizeof(seen));
-	ASSERT_EQ(0, pipe(ready));
+	if (pipe(ready))
+		return -1;
 	pid = fork();
-	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct echo_srv e;
 
-		if (echo_srv_setup(&e, PORT, 16, 256, variant->ring_flags))
+		if (echo_srv_setup(&e, port, 16, 256, ring_flags))
 			_exit(1);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(2);
@@ -96,7 +92,26 @@ TEST_F_TIMEOUT(kill, server_killed_with_requests_held, 120)
 		_exit(3);
 	}
 	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &b, 1));
+	if (pid > 0 && read(ready[0], &b, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+TEST_F_TIMEOUT(kill, server_killed_with_requests_held, 120)
+{
+	enum { NHOLD = 12, NECHO = 20 };
+	struct echo_clnt c;
+	unsigned int got = 0, held_fail = 0;
+	static unsigned char seen[NHOLD + NECHO];
+	int status;
+	pid_t pid;
+
+	memset(seen, 0, sizeof(seen));
+	pid = server_fork(PORT, variant->ring_flags);
+	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, clnt_start(&c, TEST_ADDR, PORT, 128, 0, 32));
 	ASSERT_EQ(NHOLD, submit_calls(&c, M_HOLD, NHOLD, NHOLD, 0));
 	ASSERT_EQ(NECHO, submit_calls(&c, M_ECHO, NECHO, 4, NHOLD));
@@ -150,6 +165,96 @@ TEST_F_TIMEOUT(kill, server_killed_with_requests_held, 120)
 		n = r;
 		EXPECT_EQ(0, krpc_buf_free(c.k.fd, &c.pool, bufs, n));
 	}
+	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
+	clnt_stop(&c);
+}
+
+/*
+ * A server killed while its client holds the replies back.  The client
+ * keeps every reply until its pool is spent: over RDMA its receives go
+ * unrefilled, so the server's next replies wait for credits, their REPLY
+ * commands parked while the transport holds their buffers.  The kill must
+ * not leave the server behind: those REPLYs are cancelled, their buffers
+ * left to the transport, and the file's release resets the connection, so
+ * the calls still waiting fail, each once, without a buffer.  Before, the
+ * process died but its ring's exit waited for the REPLYs (6.12: in a
+ * kworker), holding the file, its server and the connection for as long
+ * as the client kept its buffers; then it answered the waiting calls.
+ */
+TEST_F_TIMEOUT(kill, server_killed_with_replies_held_back, 120)
+{
+	enum { BUFS = 32, DEPTH = 4, LEN = 64 };
+	uint32_t tx[DEPTH], kept[BUFS], nkept = 0;
+	unsigned int i, n = DEPTH, round, waiting;
+	struct __kernel_timespec ts = { .tv_sec = 2 };
+	struct io_uring_cqe *cqe;
+	struct echo_clnt c;
+	int status;
+	pid_t pid;
+
+	pid = server_fork(PORT + 1, variant->ring_flags);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, clnt_start(&c, TEST_ADDR, PORT + 1, BUFS, 0, DEPTH));
+	ASSERT_EQ(DEPTH, krpc_buf_alloc(c.k.fd, &c.pool, tx, DEPTH));
+	for (i = 0; i < DEPTH; i++)
+		fill(krpc_pool_buf(&c.pool, tx[i]), i, LEN);
+	/* Rounds of a depth of echoes, every reply kept, until one waits. */
+	for (round = 0; n == DEPTH; round++) {
+		ASSERT_GE(BUFS / DEPTH + 1, round)
+			TH_LOG("%u replies kept and none waits", nkept);
+		for (i = 0; i < DEPTH; i++)
+			krpc_prep_call(&c.k, io_uring_get_sqe(c.k.ring), c.conn,
+				       M_ECHO, tx[i], LEN, LEN, 0, i);
+		ASSERT_EQ(DEPTH, io_uring_submit(c.k.ring));
+		for (n = 0; n < DEPTH; n++) {
+			int ret = io_uring_wait_cqe_timeout(c.k.ring, &cqe, &ts);
+
+			if (ret == -ETIME)
+				break;
+			ASSERT_EQ(0, ret);
+			ASSERT_EQ(LEN, cqe->res);
+			ASSERT_GT(BUFS, nkept);
+			kept[nkept++] = KRPC_RES2_BUF(krpc_cqe_res2(cqe));
+			io_uring_cqe_seen(c.k.ring, cqe);
+		}
+	}
+	waiting = DEPTH - n;
+	TH_LOG("%u replies kept, %u calls wait", nkept, waiting);
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	status = lib_reap(pid, 20);
+	ASSERT_NE(-1, status) TH_LOG("killed server did not exit");
+	EXPECT_TRUE(WIFSIGNALED(status));
+
+	/*
+	 * Its file goes with it, and its connection: the waiting calls
+	 * fail, each once, while the client still keeps its replies.
+	 */
+	for (i = 0; i < waiting; i++) {
+		int ret;
+
+		ts.tv_sec = 10;
+		ret = io_uring_wait_cqe_timeout(c.k.ring, &cqe, &ts);
+		EXPECT_NE(-ETIME, ret)
+			TH_LOG("%u of %u waiting calls ended: the server's file outlived it",
+			       i, waiting);
+		if (ret == -ETIME && nkept) {
+			/* Let the leftover server answer, to clean up. */
+			EXPECT_EQ(0, krpc_buf_free(c.k.fd, &c.pool, kept, nkept));
+			nkept = 0;
+			i--;
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		EXPECT_TRUE(cqe->res == -ESHUTDOWN || cqe->res == -ECONNRESET)
+			TH_LOG("call %llu: %d",
+			       (unsigned long long)cqe->user_data, cqe->res);
+		EXPECT_EQ(KRPC_BUF_NONE, KRPC_RES2_BUF(krpc_cqe_res2(cqe)));
+		io_uring_cqe_seen(c.k.ring, cqe);
+	}
+	if (nkept)
+		EXPECT_EQ(0, krpc_buf_free(c.k.fd, &c.pool, kept, nkept));
+	EXPECT_EQ(0, krpc_buf_free(c.k.fd, &c.pool, tx, DEPTH));
 	EXPECT_EQ(0, krpc_counter_wait("reqs_live", 0, 5000));
 	clnt_stop(&c);
 }
