@@ -370,6 +370,7 @@ static void ucall_done(struct krpc_call *call, const struct krpc_result *res,
 	if (uc->call.listed) {
 		list_del_init(&uc->call.node);
 		uc->call.listed = false;
+		uconn->nr_calls--;
 	}
 	spin_unlock_irqrestore(&uconn->lock, irqflags);
 	krpc_ucmd_finish(uc, res->status ? res->status : len,
@@ -439,6 +440,14 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	}
 	/* Visible to CANCEL and the completion before the core sees it. */
 	spin_lock_irqsave(&uconn->lock, flags);
+	if (uconn->nr_calls >= KRPC_CONN_CALLS_MAX) {
+		spin_unlock_irqrestore(&uconn->lock, flags);
+		if (atomic_dec_and_test(&uconn->active))
+			wake_up(&uconn->wq);
+		ret = -EBUSY;
+		goto out_take_back;
+	}
+	uconn->nr_calls++;
 	list_add_tail(&uc->call.node, &uconn->calls);
 	uc->call.listed = true;
 	spin_unlock_irqrestore(&uconn->lock, flags);
@@ -453,6 +462,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	} else if (uc->call.listed) {
 		list_del_init(&uc->call.node);
 		uc->call.listed = false;
+		uconn->nr_calls--;
 	}
 	spin_unlock_irqrestore(&uconn->lock, flags);
 	if (!ret)

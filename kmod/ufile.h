@@ -327,6 +327,10 @@ static inline u64 krpc_res2(u32 buf, u32 flags, u32 off)
  * @lock:	@calls, krpc_ucmd.call.node and .listed of its calls (also
  *		while a CANCEL holds them on a list of its own)
  * @calls:	CALL commands in flight (krpc_ucmd.call.node)
+ * @nr_calls:	entries of @calls (and of a CANCEL's list): at most
+ *		KRPC_CONN_CALLS_MAX, so that a process cannot queue calls
+ *		(and their atomic allocations, and the backlog the
+ *		connection's timer scans) without end
  * @active:	1 + submitters using @clnt; shutdown drops the 1 and waits
  *		for 0 before it destroys @clnt
  * @wq:		shutdown waits here
@@ -337,6 +341,7 @@ struct krpc_uconn {
 	struct krpc_client *clnt;
 	spinlock_t lock;
 	struct list_head calls;
+	unsigned int nr_calls;
 	atomic_t active;
 	wait_queue_head_t wq;
 };

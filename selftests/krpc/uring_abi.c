@@ -619,6 +619,54 @@ TEST_F(abi, cancel_reaches_every_call_with_the_tag)
 }
 
 /*
+ * A process may have KRPC_CONN_CALLS_MAX calls in flight on a connection,
+ * the ones beyond its depth waiting in the kernel: the next is -EBUSY
+ * (and so is one more after it, the count exact), and once the
+ * connection is closed every held call ends with -ESHUTDOWN, each once.
+ */
+TEST_F(abi, calls_in_flight_are_bounded)
+{
+	struct krpc_cmd_call call = { .conn = self->c.conn, .method = M_HOLD,
+				      .buf = KRPC_BUF_NONE,
+				      .timeout_ms = 600000 };
+	struct __kernel_timespec ts = { .tv_sec = 10 };
+	struct io_uring *ring = self->c.k.ring;
+	struct io_uring_cqe *cqe;
+	unsigned int i, sent = 0, busy = 0, shut = 0;
+
+	while (sent < KRPC_CONN_CALLS_MAX) {
+		for (i = 0; i < 512 && sent < KRPC_CONN_CALLS_MAX; i++, sent++)
+			krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring),
+				      KRPC_CMD_CALL, &call, sizeof(call), sent);
+		ASSERT_EQ((int)i, io_uring_submit(ring));
+	}
+	/* All taken: none has completed. */
+	EXPECT_EQ(-EAGAIN, io_uring_peek_cqe(ring, &cqe));
+	for (i = 0; i < 2; i++) {
+		krpc_prep_cmd(&self->c.k, io_uring_get_sqe(ring), KRPC_CMD_CALL,
+			      &call, sizeof(call), 100000 + i);
+		ASSERT_EQ(1, io_uring_submit(ring));
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(ring, &cqe, &ts));
+		EXPECT_EQ(100000 + i, cqe->user_data);
+		EXPECT_EQ(-EBUSY, cqe->res);
+		busy += cqe->res == -EBUSY;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(2, busy);
+	ASSERT_EQ(0, krpc_close_handle(self->c.k.fd, self->c.conn));
+	self->c.conn = 0;
+	for (i = 0; i < KRPC_CONN_CALLS_MAX; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe_timeout(ring, &cqe, &ts))
+			TH_LOG("%u of %u calls ended", i, KRPC_CONN_CALLS_MAX);
+		EXPECT_GT(KRPC_CONN_CALLS_MAX, cqe->user_data);
+		shut += cqe->res == -ESHUTDOWN;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(KRPC_CONN_CALLS_MAX, shut);
+	EXPECT_EQ(0, krpc_counter_wait("calls_live", 0, 5000));
+}
+
+/*
  * A pool is in use from its connection's CONNECT (its server's LISTEN)
  * to that object's CLOSE, not until the commands on it have posted their
  * completions: on a DEFER_TASKRUN ring those wait for the next
