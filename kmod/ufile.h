@@ -324,8 +324,8 @@ static inline u64 krpc_res2(u32 buf, u32 flags, u32 off)
  * @up:		its pool (referenced until freed; counted in up->users
  *		until shut down)
  * @clnt:	the krpc client
- * @lock:	@calls, krpc_ucmd.call.node and .listed of its calls (also
- *		while a CANCEL holds them on a list of its own)
+ * @lock:	@calls, @nr_calls, krpc_ucmd.call.node and .listed of its
+ *		calls (also while a CANCEL holds them on a list of its own)
  * @calls:	CALL commands in flight (krpc_ucmd.call.node)
  * @nr_calls:	entries of @calls (and of a CANCEL's list): at most
  *		KRPC_CONN_CALLS_MAX, so that a process cannot queue calls
