@@ -160,9 +160,9 @@ struct krpc_info {
 #define KRPC_TIMEOUT_MAX_MS	3600000U
 /* Entries of a completion queue, and queues per open file. */
 #define KRPC_CQ_ENTRIES_MAX	4096U
+#define KRPC_CQS_MAX		64U
 /* CALLs in flight on one connection of a process (-EBUSY beyond). */
 #define KRPC_CONN_CALLS_MAX	4096U
-#define KRPC_CQS_MAX		64U
 /* Buffers in one KRPC_CMD_BUF_FREE, and in one KRPC_IOC_BUF_ALLOC/FREE. */
 #define KRPC_CMD_BUFS_MAX	16U
 #define KRPC_BUF_IOC_MAX	1024U
