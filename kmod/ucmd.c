@@ -248,6 +248,13 @@ static void uconn_free(struct krpc_uobj *obj)
 	kfree_rcu(uconn, obj.rcu);
 }
 
+/* Drop a use of @uconn->active; shutdown waits for the last. */
+static void uconn_unuse(struct krpc_uconn *uconn)
+{
+	if (atomic_dec_and_test(&uconn->active))
+		wake_up(&uconn->wq);
+}
+
 /*
  * Close: no new call can start, every call completes (-ESHUTDOWN), the
  * connection is gone and no longer uses its pool, although commands whose
@@ -257,8 +264,7 @@ static void uconn_free(struct krpc_uobj *obj)
  */
 void krpc_uconn_shutdown(struct krpc_uconn *uconn)
 {
-	if (atomic_dec_and_test(&uconn->active))
-		wake_up(&uconn->wq);
+	uconn_unuse(uconn);
 	wait_event(uconn->wq, !atomic_read(&uconn->active));
 	if (uconn->clnt)
 		krpc_client_destroy(uconn->clnt);
@@ -442,8 +448,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	spin_lock_irqsave(&uconn->lock, flags);
 	if (uconn->nr_calls >= KRPC_CONN_CALLS_MAX) {
 		spin_unlock_irqrestore(&uconn->lock, flags);
-		if (atomic_dec_and_test(&uconn->active))
-			wake_up(&uconn->wq);
+		uconn_unuse(uconn);
 		ret = -EBUSY;
 		goto out_take_back;
 	}
@@ -454,8 +459,7 @@ static int cmd_call(struct krpc_ucmd *uc, const void *p, bool nonblock,
 	krpc_ucmd_park(uc, ucall_cancel);
 
 	ret = krpc_call_async(uconn->clnt, &args, &call);
-	if (atomic_dec_and_test(&uconn->active))
-		wake_up(&uconn->wq);
+	uconn_unuse(uconn);
 	spin_lock_irqsave(&uconn->lock, flags);
 	if (!ret) {
 		uc->call.call = call;
